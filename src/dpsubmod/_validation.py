@@ -1,0 +1,216 @@
+"""Input validation shared by every layer.
+
+Messages follow one shape: the argument, the caller, what is accepted, what arrived, and the fix
+where one is obvious (for example "The 'k' parameter of greedy must be an integer in [1, 50];
+got 80. Pass k <= the ground-set size."). Helpers return the standardised value so callers validate
+once at the public boundary and trust their inputs afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
+
+__all__ = [
+    "check_int",
+    "check_real",
+    "check_epsilon",
+    "check_delta",
+    "check_indices",
+    "check_finite",
+    "as_mask",
+    "check_same_ground_set",
+]
+
+
+def _where(caller: str | None) -> str:
+    return f" of {caller}" if caller else ""
+
+
+def check_int(
+    value: object,
+    name: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    caller: str | None = None,
+    fix: str = "",
+) -> int:
+    """Return ``value`` as an int in ``[low, high]`` or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterTypeError(
+            f"The '{name}' parameter{_where(caller)} must be an integer; got {value!r} "
+            f"of type {type(value).__name__}."
+        )
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        lo = "-inf" if low is None else str(low)
+        hi = "inf" if high is None else str(high)
+        msg = f"The '{name}' parameter{_where(caller)} must be an integer in [{lo}, {hi}]; got {v}."
+        raise ValidationError(msg + (f" {fix}" if fix else ""))
+    return v
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    caller: str | None = None,
+    fix: str = "",
+) -> float:
+    """Return ``value`` as a finite float in the given interval or raise naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterTypeError(
+            f"The '{name}' parameter{_where(caller)} must be a real number; got {value!r} "
+            f"of type {type(value).__name__}."
+        )
+    v = float(value)
+    bad = math.isnan(v)
+    if low is not None:
+        bad |= v < low or (low_open and v == low)
+    if high is not None:
+        bad |= v > high or (high_open and v == high)
+    if not math.isfinite(v) and not (high is None and v == math.inf and not bad):
+        bad = True
+    if bad:
+        lb = "(" if low_open else "["
+        rb = ")" if high_open or high is None else "]"
+        lo = "-inf" if low is None else repr(low)
+        hi = "inf" if high is None else repr(high)
+        msg = (
+            f"The '{name}' parameter{_where(caller)} must be a finite real number in "
+            f"{lb}{lo}, {hi}{rb}; got {value!r}."
+        )
+        raise ValidationError(msg + (f" {fix}" if fix else ""))
+    return v
+
+
+def check_epsilon(value: object, name: str = "epsilon", *, caller: str | None = None) -> float:
+    """A privacy parameter epsilon: a finite real number > 0."""
+    return check_real(
+        value, name, low=0.0, low_open=True, caller=caller,
+        fix="Pass a positive privacy budget such as epsilon=1.0.",
+    )
+
+
+def check_delta(value: object, name: str = "delta", *, caller: str | None = None) -> float:
+    """A privacy parameter delta: a real number in [0, 1)."""
+    return check_real(
+        value, name, low=0.0, high=1.0, high_open=True, caller=caller,
+        fix="Pass delta=0 for pure DP or a small value such as 1e-6.",
+    )
+
+
+def check_finite(arr: object, name: str, *, caller: str | None = None, ndim: int | None = None,
+                 nonnegative: bool = False, dtype: type | None = None) -> np.ndarray:
+    """Return ``arr`` as a finite numpy array (dense) or raise naming ``name``."""
+    try:
+        a = np.asarray(arr, dtype=dtype if dtype is not None else None)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must be array-like of numbers; {exc}."
+        ) from None
+    if a.dtype == object or not np.issubdtype(a.dtype, np.number) and a.dtype != np.bool_:
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must hold numbers; got dtype {a.dtype}."
+        )
+    if ndim is not None and a.ndim != ndim:
+        raise ValidationError(
+            f"The '{name}' argument{_where(caller)} must be {ndim}-dimensional; got shape {a.shape}."
+        )
+    if np.issubdtype(a.dtype, np.floating) and not np.isfinite(a.sum()) and not np.isfinite(a).all():
+        raise ValidationError(
+            f"The '{name}' argument{_where(caller)} contains NaN or infinite values; "
+            "remove or impute them before building the objective."
+        )
+    if nonnegative and a.size and a.min() < 0:
+        raise ValidationError(
+            f"The '{name}' argument{_where(caller)} must be non-negative; its minimum is {a.min()!r}."
+        )
+    return a
+
+
+def check_sparse_finite(m: sp.spmatrix | sp.sparray, name: str, *, caller: str | None = None,
+                        nonnegative: bool = False) -> sp.csr_array:
+    """Return a CSR copy-free view of a sparse matrix after checking its stored values."""
+    out = sp.csr_array(m)
+    if out.data.size:
+        if not np.isfinite(out.data).all():
+            raise ValidationError(
+                f"The '{name}' argument{_where(caller)} contains NaN or infinite values; "
+                "remove or impute them before building the objective."
+            )
+        if nonnegative and out.data.min() < 0:
+            raise ValidationError(
+                f"The '{name}' argument{_where(caller)} must be non-negative; its minimum is "
+                f"{out.data.min()!r}."
+            )
+    return out
+
+
+def check_indices(idx: object, n: int, name: str, *, caller: str | None = None,
+                  unique: bool = False) -> np.ndarray:
+    """Return ``idx`` as an int64 array of indices in ``range(n)`` or raise naming ``name``."""
+    if isinstance(idx, np.ndarray) and idx.dtype == np.bool_:
+        if idx.shape != (n,):
+            raise GroundSetMismatchError(
+                f"The boolean mask '{name}'{_where(caller)} must have shape ({n},); got {idx.shape}."
+            )
+        return np.flatnonzero(idx)
+    if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):
+        idx = [idx]
+    if not isinstance(idx, np.ndarray):
+        idx = list(idx) if isinstance(idx, Iterable) else idx
+    try:
+        a = np.asarray(idx)
+    except (TypeError, ValueError):
+        a = np.asarray([], dtype=object)
+    if a.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if a.ndim != 1 or not np.issubdtype(a.dtype, np.integer):
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must be a 1-d collection of integer indices; "
+            f"got {idx!r}."
+        )
+    if a.min() < 0 or a.max() >= n:
+        bad = a[(a < 0) | (a >= n)][0]
+        raise ValidationError(
+            f"The '{name}' argument{_where(caller)} holds index {int(bad)}, outside the ground set "
+            f"range(0, {n}). Use indices 0..{n - 1}."
+        )
+    a = a.astype(np.int64, copy=False)
+    if unique and np.unique(a).size != a.size:
+        raise ValidationError(f"The '{name}' argument{_where(caller)} holds repeated indices.")
+    return a
+
+
+def as_mask(S: object, n: int, name: str = "S", *, caller: str | None = None) -> np.ndarray:
+    """Return a boolean mask of length ``n`` for a set given as indices or a mask."""
+    if isinstance(S, np.ndarray) and S.dtype == np.bool_:
+        if S.shape != (n,):
+            raise GroundSetMismatchError(
+                f"The boolean mask '{name}'{_where(caller)} must have shape ({n},); got {S.shape}."
+            )
+        return S
+    mask = np.zeros(n, dtype=bool)
+    mask[check_indices(S, n, name, caller=caller)] = True
+    return mask
+
+
+def check_same_ground_set(n_a: int, n_b: int, what_a: str, what_b: str) -> None:
+    """Raise :class:`GroundSetMismatchError` unless both ground sets have the same size."""
+    if n_a != n_b:
+        raise GroundSetMismatchError(
+            f"{what_a} has a ground set of size {n_a} but {what_b} has size {n_b}; "
+            "both must be defined on the same ground set range(n)."
+        )

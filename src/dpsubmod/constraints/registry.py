@@ -1,0 +1,68 @@
+"""A name-to-class registry of the constraint families."""
+
+from __future__ import annotations
+
+import difflib
+
+from ..errors import ParameterTypeError, ValidationError
+from .base import Constraint
+from .generic import GenericMatroid
+from .graphic import GraphicMatroid
+from .knapsack import Knapsack
+from .laminar import LaminarMatroid
+from .partition import PartitionMatroid
+from .transversal import TransversalMatroid
+from .uniform import UniformMatroid
+
+__all__ = ["CONSTRAINTS", "make_constraint"]
+
+#: Name -> constraint class. ``"cardinality"`` is an alias of ``"uniform"``.
+CONSTRAINTS: dict[str, type[Constraint]] = {
+    "uniform": UniformMatroid,
+    "cardinality": UniformMatroid,
+    "partition": PartitionMatroid,
+    "graphic": GraphicMatroid,
+    "laminar": LaminarMatroid,
+    "transversal": TransversalMatroid,
+    "generic": GenericMatroid,
+    "knapsack": Knapsack,
+}
+
+
+def make_constraint(name: str, **kwargs: object) -> Constraint:
+    """Build a constraint from its family name and the family's keyword arguments.
+
+    Parameters
+    ----------
+    name : str
+        One of ``CONSTRAINTS``: "uniform" (alias "cardinality"), "partition", "graphic",
+        "laminar", "transversal", "generic", "knapsack". Case and surrounding spaces are ignored;
+        "-" and "_" are accepted for spaces.
+    **kwargs
+        The constructor's arguments, e.g. ``make_constraint("uniform", n=10, k=3)`` or
+        ``make_constraint("knapsack", costs=c, budget=1.0)``.
+
+    Raises
+    ------
+    ValidationError
+        If ``name`` is not a registered family; the message lists the valid names.
+
+    Examples
+    --------
+    >>> make_constraint("uniform", n=5, k=2)
+    UniformMatroid(n=5, k=2)
+    """
+    if not isinstance(name, str):
+        raise ParameterTypeError(
+            f"The 'name' parameter of make_constraint must be a string; got {type(name).__name__}."
+        )
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    key = key.removesuffix("_matroid")
+    if key not in CONSTRAINTS:
+        close = difflib.get_close_matches(key, list(CONSTRAINTS), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValidationError(
+            f"The 'name' parameter of make_constraint must be one of {sorted(CONSTRAINTS)}; got "
+            f"{name!r}.{hint}"
+        )
+    return CONSTRAINTS[key](**kwargs)

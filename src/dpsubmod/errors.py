@@ -1,0 +1,52 @@
+"""Exception types of dpsubmod.
+
+Every error the library raises on bad input subclasses :class:`DPSubmodError` and
+:class:`ValueError` (or :class:`TypeError` for a wrong type), so existing ``except``
+clauses keep working. Messages name the argument, what is accepted, what arrived, and the fix.
+Errors are raised before any noise is drawn: nothing is released on error.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DPSubmodError",
+    "ValidationError",
+    "ParameterTypeError",
+    "GroundSetMismatchError",
+    "InfeasibleConstraintError",
+    "SensitivityError",
+    "BudgetExceededError",
+    "StreamLengthError",
+]
+
+
+class DPSubmodError(Exception):
+    """Base class of every error raised by dpsubmod."""
+
+
+class ValidationError(DPSubmodError, ValueError):
+    """A parameter or data value is outside what the callee accepts."""
+
+
+class ParameterTypeError(DPSubmodError, TypeError):
+    """A parameter has the wrong type."""
+
+
+class GroundSetMismatchError(ValidationError):
+    """Two objects that must share a ground set ``range(n)`` do not."""
+
+
+class InfeasibleConstraintError(ValidationError):
+    """The constraint admits no feasible non-empty solution (or contradicts the request)."""
+
+
+class SensitivityError(ValidationError):
+    """A private algorithm was given an objective with no declared (or an invalid) sensitivity."""
+
+
+class BudgetExceededError(DPSubmodError):
+    """A privacy spend would exceed the budget; it was refused before anything was released."""
+
+
+class StreamLengthError(ValidationError):
+    """A continual-release stream received more items than its declared horizon."""

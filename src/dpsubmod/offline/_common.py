@@ -1,0 +1,56 @@
+"""Helpers shared by the offline algorithms: constraint resolution and result assembly."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int, check_same_ground_set
+from ..constraints import Constraint, Knapsack, UniformMatroid
+from ..errors import ParameterTypeError
+from ..functions.base import SetFunction
+from .result import Diagnostics, Result
+
+__all__ = ["resolve", "make_result"]
+
+
+def resolve(f: object, constraint: object, caller: str) -> tuple[SetFunction, Constraint]:
+    """Validate ``f`` and turn ``constraint`` (an int k, or a Constraint) into a Constraint."""
+    if not isinstance(f, SetFunction):
+        raise ParameterTypeError(
+            f"The 'f' parameter of {caller} must be a dpsubmod SetFunction; got "
+            f"{type(f).__name__}. Wrap your objective in a family from dpsubmod.functions."
+        )
+    if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
+        k = check_int(constraint, "k", low=1, high=f.n, caller=caller,
+                      fix=f"Pass 1 <= k <= {f.n}, the ground-set size.")
+        return f, UniformMatroid(f.n, k)
+    if not isinstance(constraint, Constraint):
+        raise ParameterTypeError(
+            f"The 'constraint' parameter of {caller} must be an int k (cardinality) or a "
+            f"dpsubmod Constraint (a Matroid or Knapsack); got {type(constraint).__name__}."
+        )
+    check_same_ground_set(f.n, constraint.n, "The objective 'f'", "the 'constraint'")
+    return f, constraint
+
+
+def is_knapsack(constraint: Constraint) -> bool:
+    return isinstance(constraint, Knapsack)
+
+
+def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: Any,
+                evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
+    """Assemble a Result; the diagnostic value is computed without touching the counter."""
+    mask = np.zeros(f.n, dtype=bool)
+    mask[selection] = True
+    value = float(f._value(mask))
+    return Result(
+        selection=tuple(int(e) for e in selection),
+        method=method,
+        privacy=privacy,
+        evaluations=int(evaluations),
+        params=params,
+        diagnostics=Diagnostics(value=value, trace=tuple(float(t) for t in trace)),
+    )

@@ -1,0 +1,111 @@
+"""Pieces shared by the gradient-based private algorithms (continuous greedy and DPCG).
+
+Gradient sensitivity
+--------------------
+Both algorithms look at the data only through the gradient of the multilinear extension,
+:math:`\\partial_e f_D(x) = E_R[F_D(R + e) - F_D(R - e)]`. Under the replace-one relation with
+declared sensitivity ``Delta`` (:math:`|F_D(S) - F_{D'}(S)| \\le \\Delta` for every ``S``):
+
+* general data model: each coordinate moves by at most ``2 Delta`` (a difference of two values,
+  and nothing cancels because the subtracted term depends on ``e``). The bound is attained as
+  ``x`` nears a vertex (seed 004 review, item 1a; seed 002 review, C1);
+* ``data_model == "monotone-records"`` (``F_D = sum_i g_i`` with monotone ``g_i`` in
+  ``[0, Delta]``): only one term changes and its marginals lie in ``[0, Delta]``, so each
+  coordinate moves by at most ``Delta`` (seed 004 review, item 1b).
+
+The same bounds hold for the common-random-numbers estimate with its samples fixed, and the
+samples are data-independent, so sampling costs no privacy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int
+from ..errors import ValidationError
+from ..extensions.multilinear import multilinear_gradient
+from ..functions.base import SetFunction
+from ..privacy import accounting as acc
+
+__all__ = ["gradient_sensitivity", "resolve_composition", "GradientOracle", "backend_name",
+           "neighbouring", "report"]
+
+_RULES = ("auto", "basic", "advanced", "kov", "zcdp", "best")
+_GRADIENT_METHODS = ("auto", "exact", "sampling")
+
+
+def gradient_sensitivity(f: SetFunction, sensitivity: float | None, caller: str
+                         ) -> tuple[float, float]:
+    """``(Delta, s)``: the declared value sensitivity and the per-coordinate gradient bound
+    (``2 Delta`` in the general model, ``Delta`` for monotone records)."""
+    delta_f = f.require_sensitivity(sensitivity, caller=caller)
+    factor = 1.0 if f.data_model == "monotone-records" else 2.0
+    return delta_f, factor * delta_f
+
+
+def resolve_composition(composition: object, delta: float, caller: str) -> str:
+    """The composition rule: ``"auto"`` is basic composition at ``delta == 0``, else the
+    tightest rule of the accountant (``"best"``)."""
+    if composition not in _RULES:
+        raise ValidationError(
+            f"The 'composition' parameter of {caller} must be one of {list(_RULES)}; got "
+            f"{composition!r}."
+        )
+    if composition == "auto":
+        return "basic" if delta == 0.0 else "best"
+    if composition != "basic" and delta == 0.0:
+        raise ValidationError(
+            f"Composition rule {composition!r} of {caller} needs delta > 0 (it trades delta for "
+            "epsilon); pass delta=1e-6 (say) or composition='basic'."
+        )
+    return str(composition)
+
+
+@dataclass
+class GradientOracle:
+    """The multilinear gradient used by a run: exact (closed form or enumeration) or sampled."""
+
+    f: SetFunction
+    method: str
+    n_samples: int
+    gen: Any
+    calls: int = 0
+    resolved: str = "none"
+
+    @classmethod
+    def build(cls, f: SetFunction, method: object, n_samples: object, gen: Any, caller: str
+              ) -> GradientOracle:
+        if method not in _GRADIENT_METHODS:
+            raise ValidationError(
+                f"The 'gradient' parameter of {caller} must be one of {list(_GRADIENT_METHODS)}; "
+                f"got {method!r}."
+            )
+        n_samples = check_int(n_samples, "n_samples", low=2, caller=caller)
+        return cls(f, str(method), n_samples, gen)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        est = multilinear_gradient(self.f, x, method=self.method,  # type: ignore[arg-type]
+                                   n_samples=self.n_samples, rng=self.gen)
+        self.resolved = est.method
+        return np.asarray(est.estimate, dtype=np.float64)
+
+
+def backend_name(backend: Any) -> str:
+    if backend is None:
+        return "numpy"
+    return backend if isinstance(backend, str) else type(backend).__name__
+
+
+def neighbouring(f: SetFunction) -> str:
+    return f"{type(f).__name__}: {f.neighbouring}"
+
+
+def report(ledger: acc.Ledger, delta: float, rule: str, backend: Any, f: SetFunction
+           ) -> acc.PrivacyReport:
+    """The PrivacyReport of a run (basic composition reports the events' own delta sum)."""
+    return ledger.report(delta=None if rule == "basic" else delta, method=rule,
+                         backend=backend_name(backend), neighbouring=neighbouring(f))

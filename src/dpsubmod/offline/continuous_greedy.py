@@ -1,0 +1,464 @@
+r"""Private continuous greedy of Rafiey and Yoshida (2020), Algorithms 1 and 2.
+
+A. Rafiey and Y. Yoshida, "Fast and private submodular and k-submodular functions maximization
+with matroid constraints", ICML 2020 (arXiv 2006.15744). The implementable forms follow the
+engineering notes of the paper and their independent review (seed 004); every departure from the
+printed paper is listed in ``docs/errata.md``.
+
+Algorithm 1 (:func:`private_continuous_greedy`). Start at :math:`x_0 = 0`; for ``T`` steps
+compute :math:`g = \nabla f_D(x_{t-1})` (multilinear extension; exact closed form, enumeration,
+or common-random-numbers sampling) and draw a direction :math:`y` with the exponential mechanism,
+:math:`P(y) \propto \exp(\epsilon' \langle y, g \rangle)`, over a cover of the matroid polytope;
+set :math:`x_t = x_{t-1} + y / T`; finally swap-round :math:`x_T` (Chekuri, Vondrak and
+Zenklusen 2010) from its kept decomposition into bases. The paper's cover is not constructed;
+here it is the set of averages of ``cover_size = m`` bases, :math:`\frac1m \sum_j 1_{B_j}`, taken
+as the multiset of ordered ``m``-tuples, and the mechanism over it is drawn *exactly* as ``m``
+independent bases with :math:`P(B) \propto \prod_{e \in B} \exp(\epsilon' g_e / m)` (uniform,
+partition and graphic matroids; :mod:`dpsubmod.offline._product_bases`). ``m = 1`` (one base per
+step, the "bases variant") is the default and the recommended form: the linear maximum over the
+polytope is attained at a base, so a larger ``m`` only adds :math:`\ln|\mathcal B|` per extra
+base to the mechanism's error.
+
+Algorithm 2 (:func:`private_continuous_greedy_layers`): each step scores a data-independent
+uniform subsample of the cover and selects among the subsample with the exponential mechanism
+(optionally on scores quantized into layers of width ``w``). It is private, but its
+:math:`(1 - 1/e)` utility guarantee is **not supported**: a uniform subsample of the cover almost
+surely misses its best points (seed 004 review, finding A1). Prefer Algorithm 1 with ``m = 1``.
+
+Privacy (replace-one neighbours, declared value sensitivity :math:`\Delta`). The score
+:math:`\langle y, g_D \rangle` has no term common to all candidates; each gradient coordinate
+moves by at most :math:`s = 2\Delta` in the general data model and :math:`s = \Delta` for
+``data_model == "monotone-records"`` objectives (see :mod:`dpsubmod.offline._continuous`).
+Every candidate has :math:`\|y\|_1 = r`, so the score differences lie in
+:math:`[-r s, r s]` (range :math:`2 r s`) and a step drawn with
+:math:`\epsilon' = \epsilon_{step} / (2 r s)` is :math:`\epsilon_{step}`-DP and
+:math:`\epsilon_{step}`-bounded-range (hence :math:`\epsilon_{step}^2/8`-zCDP). ``T`` steps
+compose by basic composition (``delta = 0``) or by the tightest rule of the accountant
+(``delta > 0``). Swap rounding is post-processing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_delta, check_epsilon, check_int, check_real
+from ..constraints.base import Matroid
+from ..errors import ValidationError
+from ..functions.base import SetFunction
+from ..polytopes.rounding import ConvexDecomposition
+from ..privacy import accounting as acc
+from ..privacy import mechanisms as mech
+from ..privacy.backends import NumpyBackend
+from ._common import make_result, resolve
+from ._continuous import GradientOracle, gradient_sensitivity, report, resolve_composition
+from ._product_bases import ProductBaseSampler, product_base_sampler
+from .result import Result
+
+__all__ = [
+    "private_continuous_greedy",
+    "private_continuous_greedy_layers",
+    "continuous_greedy_calibration",
+    "ContinuousGreedyCalibration",
+    "continuous_greedy_utility_gap",
+]
+
+
+@dataclass(frozen=True)
+class ContinuousGreedyCalibration:
+    """The privacy calibration of one run of private continuous greedy.
+
+    Attributes
+    ----------
+    epsilon_step : float
+        Privacy cost of one step (pure DP; also ``epsilon_step``-bounded-range).
+    weight : float
+        :math:`\\epsilon'`: a step draws ``y`` with probability proportional to
+        ``exp(weight * score(y))``.
+    gradient_sensitivity : float
+        Per-coordinate bound ``s`` on the change of the gradient (``2 Delta`` or ``Delta``).
+    score_sensitivity : float
+        Bound on the change of one candidate's score: ``rank * s`` plus the layer width.
+    composition : str
+        The rule composing the ``steps`` steps into the total budget.
+    steps : int
+    """
+
+    epsilon_step: float
+    weight: float
+    gradient_sensitivity: float
+    score_sensitivity: float
+    composition: str
+    steps: int
+
+
+def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: int, rank: int,
+                                  gradient_sensitivity: float, composition: str = "auto",
+                                  layer_width: float = 0.0) -> ContinuousGreedyCalibration:
+    """Per-step budget and exponential-mechanism weight of private continuous greedy.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Total budget of the run.
+    steps : int
+        Number of steps ``T``.
+    rank : int
+        Matroid rank ``r`` (every candidate direction has l1 norm ``r``).
+    gradient_sensitivity : float
+        Per-coordinate gradient sensitivity ``s``: ``2 Delta`` in the general data model,
+        ``Delta`` for monotone records.
+    composition : {"auto", "basic", "advanced", "kov", "zcdp", "best"}, default="auto"
+        ``"auto"``: basic composition at ``delta == 0``, the tightest rule otherwise.
+    layer_width : float, default=0
+        Width ``w`` of Algorithm 2's score layers (0: no quantization). Quantized scores move
+        by less than ``r s + w``.
+
+    Returns
+    -------
+    ContinuousGreedyCalibration
+        ``weight = epsilon_step / (2 (r s + w))``, rounded down.
+
+    Examples
+    --------
+    >>> cal = continuous_greedy_calibration(1.0, steps=4, rank=2, gradient_sensitivity=0.1)
+    >>> round(cal.epsilon_step, 6), round(cal.weight, 6)
+    (0.25, 0.625)
+    """
+    caller = "continuous_greedy_calibration"
+    epsilon = check_epsilon(epsilon, caller=caller)
+    delta = check_delta(delta, caller=caller)
+    steps = check_int(steps, "steps", low=1, caller=caller)
+    rank = check_int(rank, "rank", low=1, caller=caller)
+    s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
+                   caller=caller)
+    w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
+    rule = resolve_composition(composition, delta, caller)
+    if rule == "basic":
+        eps_step = acc.per_step_epsilon(epsilon, steps, 0.0, method="basic")
+    else:
+        eps_step = acc.per_step_epsilon(epsilon, steps, delta, method=rule, bounded_range=True)
+    score_sens = rank * s + w
+    weight = mech.exponential_mechanism_weight(eps_step, score_sens)
+    return ContinuousGreedyCalibration(eps_step, weight, s, score_sens, rule, steps)
+
+
+def continuous_greedy_utility_gap(*, epsilon_step: float, rank: int, steps: int,
+                                  gradient_sensitivity: float, log_n_bases: float,
+                                  value_bound: float, cover_size: int = 1) -> float:
+    r"""Additive term of Algorithm 1's guarantee with the base-average cover (expectation).
+
+    With exact gradients, :math:`E[F(S)] \ge (1 - 1/e)\,\mathrm{OPT} - \text{gap}` where
+
+    .. math::
+
+        \text{gap} = \frac{m \ln|\mathcal B|}{\epsilon'} + \frac{m_F r^2}{2T},
+        \qquad \epsilon' = \frac{\epsilon_{step}}{2 r s}.
+
+    Derivation (continuous greedy with the Gibbs bound of the exponential mechanism): a step's
+    expected score is at least :math:`\max_B \langle 1_B, g\rangle - \ln(|\mathcal B|^m)/\epsilon'`
+    (the Gibbs distribution maximises :math:`\epsilon' E[q] + H`, and :math:`H \le
+    m \ln|\mathcal B|`), and :math:`\max_B \langle 1_B, \nabla f(x)\rangle \ge \mathrm{OPT} - f(x)`
+    for monotone submodular ``F``; the smoothness of ``f`` along a step of l1 length
+    :math:`r/T` costs at most :math:`m_F r^2 / (2T^2)` (Sadeghi and Fazel 2021, Lemma 2:
+    :math:`L \le m_F = \max_e F(\{e\})`); the recursion over ``T`` steps and swap rounding
+    (:math:`E[F(S)] \ge f(x_T)`) give the bound. It is the ``rho = 0`` form of the paper's
+    Theorem 3.3 (seed 004 notes, Section 2.8), whose :math:`O(\Delta r |E| \ln|E| / \epsilon^3)`
+    term it replaces.
+
+    Parameters
+    ----------
+    epsilon_step : float
+    rank : int
+    steps : int
+    gradient_sensitivity : float
+    log_n_bases : float
+        :math:`\ln|\mathcal B|` (at most :math:`\ln\binom{n}{r}`).
+    value_bound : float
+        :math:`m_F`, a bound on :math:`\max_e F(\{e\})`.
+    cover_size : int, default=1
+
+    Returns
+    -------
+    float
+    """
+    weight = epsilon_step / (2.0 * rank * gradient_sensitivity)
+    return cover_size * log_n_bases / weight + value_bound * rank**2 / (2.0 * steps)
+
+
+def _check_matroid(constraint: object, caller: str) -> Matroid:
+    if not isinstance(constraint, Matroid):
+        raise ValidationError(
+            f"{caller} maximizes over a matroid polytope; got {type(constraint).__name__}. "
+            "For a knapsack constraint use method='dpcg'."
+        )
+    return constraint
+
+
+def _check_numpy_backend(backend: Any, caller: str) -> None:
+    if backend is None or backend == "numpy" or isinstance(backend, NumpyBackend):
+        return
+    raise ValidationError(
+        f"{caller} draws its exponential mechanism over the bases with a floating-point "
+        "product sampler; only the 'numpy' noise backend is available for it (no exact "
+        f"discrete sampler exists); got backend={backend!r}. Use backend=None."
+    )
+
+
+def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: float,
+                              delta: float = 0.0, steps: int | None = None,
+                              cover_size: int = 1, gradient: str = "auto",
+                              n_samples: int = 1000, sensitivity: float | None = None,
+                              composition: str = "auto", backend: Any = None,
+                              rng: RNGLike = None) -> Result:
+    r"""Private continuous greedy (Rafiey and Yoshida 2020, Algorithm 1) with swap rounding.
+
+    For ``T`` steps: :math:`g = \nabla f(x_{t-1})`; draw ``m`` independent bases with
+    :math:`P(B) \propto \exp(\epsilon' g(B) / m)` (the exponential mechanism over the cover of
+    averages of ``m`` bases, drawn exactly); move :math:`x_t = x_{t-1} + \frac{1}{T m}
+    \sum_j 1_{B_j}`. The kept bases, each of weight :math:`1/(T m)`, are swap-rounded to the
+    released base.
+
+    Guarantee (monotone submodular ``F``, exact gradients), in expectation over the run:
+    :math:`F(S) \ge (1 - 1/e)\,\mathrm{OPT} - m \ln|\mathcal B| / \epsilon' - m_F r^2 / (2T)`
+    with :math:`\epsilon' = \epsilon_{step} / (2 r s)` (see
+    :func:`continuous_greedy_utility_gap`). Sampled gradients add their estimation error.
+
+    Privacy: ``(epsilon, delta)``-DP for replace-one neighbours; each step is
+    ``epsilon_step``-DP with ``epsilon_step`` from :func:`continuous_greedy_calibration`, where
+    the per-coordinate gradient sensitivity is ``2 * sensitivity`` in the general data model and
+    ``sensitivity`` for ``f.data_model == "monotone-records"``.
+
+    Parameters
+    ----------
+    f : SetFunction
+        Monotone submodular objective with a declared ``sensitivity`` and ``data_model``.
+    constraint : int or Matroid
+        ``k`` (uniform matroid), a :class:`~dpsubmod.constraints.PartitionMatroid` or a
+        :class:`~dpsubmod.constraints.GraphicMatroid`; other matroids are refused (no exact
+        sampler for their product distributions).
+    epsilon, delta : float
+        Total privacy budget.
+    steps : int, optional
+        ``T``; default the rank ``r`` (the paper's choice). The discretization term
+        :math:`m_F r^2 / (2T)` shrinks and the privacy term grows linearly in ``T``.
+    cover_size : int, default=1
+        ``m``, bases averaged per cover point; 1 is the recommended bases variant.
+    gradient : {"auto", "exact", "sampling"}, default="auto"
+        How the multilinear gradient is computed (see
+        :func:`~dpsubmod.extensions.multilinear_gradient`).
+    n_samples : int, default=1000
+        Samples per sampled gradient (common random numbers; data-independent).
+    sensitivity : float, optional
+        Overrides ``f.sensitivity``.
+    composition : {"auto", "basic", "advanced", "kov", "zcdp", "best"}, default="auto"
+        How the ``T`` steps share the budget (``"auto"``: basic at ``delta = 0``, else the
+        tightest rule; each step is bounded-range, so zCDP charges ``epsilon_step^2 / 8``).
+    backend : None or "numpy"
+        Only the numpy backend is available (floating-point sampler: for simulation).
+    rng : int, Generator or None
+        All randomness of the run (gradient samples, bases, rounding).
+
+    Returns
+    -------
+    Result
+        ``selection`` is a base. ``evaluations`` counts ``F`` evaluations of the gradients:
+        ``T n`` with closed forms (one per partial derivative), ``T 2^n`` by enumeration,
+        ``T N (n + 1)`` by sampling. ``diagnostics.trace`` holds each step's score
+        :math:`\langle y_t, \nabla f(x_{t-1})\rangle` (not private).
+
+    Examples
+    --------
+    >>> from dpsubmod.functions import Coverage
+    >>> f = Coverage.from_records([[0], [0, 1], [2], [1, 3], [3]], n_sets=4)
+    >>> res = private_continuous_greedy(f, 2, epsilon=1.0, rng=0)
+    >>> len(res.selection), res.privacy.epsilon
+    (2, 1.0)
+    """
+    caller = "private_continuous_greedy"
+    f, constraint = resolve(f, constraint, caller)
+    matroid = _check_matroid(constraint, caller)
+    epsilon = check_epsilon(epsilon, caller=caller)
+    delta = check_delta(delta, caller=caller)
+    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
+    sampler = product_base_sampler(matroid, caller)
+    _check_numpy_backend(backend, caller)
+    r = matroid.rank
+    T = r if steps is None else check_int(steps, "steps", low=1, caller=caller)
+    m = check_int(cover_size, "cover_size", low=1, caller=caller)
+    cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
+                                        gradient_sensitivity=s, composition=composition)
+    gen = as_generator(rng)
+    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
+    ledger = acc.Budget(epsilon, delta, method=cal.composition)
+    start = f.evaluations
+    x, decomposition, trace = _run_bases(f, sampler, cal, T, m, oracle, ledger, gen)
+    selection = decomposition.round(matroid, rng=gen)
+    params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
+    params.update(cover_size=m)
+    return make_result(f, list(selection), "private_continuous_greedy",
+                       privacy=report(ledger, delta, cal.composition, backend, f),
+                       evaluations=f.evaluations - start, params=params, trace=trace)
+
+
+def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreedyCalibration,
+               T: int, m: int, oracle: GradientOracle, ledger: acc.Ledger,
+               gen: np.random.Generator) -> tuple[np.ndarray, ConvexDecomposition, list[float]]:
+    n = f.n
+    x = np.zeros(n)
+    decomposition = ConvexDecomposition(n)
+    trace: list[float] = []
+    for t in range(T):
+        g = oracle(x)
+        # Recorded before the draw, so a budget that refuses the step releases nothing.
+        ledger.record(acc.PrivacyEvent.exponential(
+            cal.epsilon_step, mechanism="exponential_mechanism (product bases)",
+            note=f"step {t + 1}/{T}; weight={cal.weight!r}; range sensitivity="
+                 f"{2 * cal.score_sensitivity!r}; cover of averages of {m} bases"))
+        bases = sampler.sample(cal.weight * g / m, m, gen)
+        y = np.bincount(bases.ravel(), minlength=n) / m
+        trace.append(float(y @ g))
+        for b in bases:
+            decomposition.add(b, 1.0 / (T * m))
+        x = np.minimum(x + y / T, 1.0)
+    return x, decomposition, trace
+
+
+def _params(epsilon: float, delta: float, cal: ContinuousGreedyCalibration, f: SetFunction,
+            delta_f: float, matroid: Matroid, oracle: GradientOracle, n_samples: int
+            ) -> dict[str, Any]:
+    return {
+        "epsilon": epsilon, "delta": delta, "composition": cal.composition,
+        "steps": cal.steps, "epsilon_per_step": cal.epsilon_step, "weight": cal.weight,
+        "sensitivity": delta_f, "data_model": f.data_model,
+        "gradient_sensitivity": cal.gradient_sensitivity,
+        "score_sensitivity": cal.score_sensitivity, "rank": matroid.rank,
+        "matroid": type(matroid).__name__, "gradient": oracle.resolved,
+        "n_samples": n_samples if oracle.resolved == "sampling" else None,
+        "n_gradients": oracle.calls, "backend": "numpy",
+    }
+
+
+def _layers_defaults(n: int, r: int, eps_step: float) -> tuple[int, int]:
+    """The paper's cover size and subsample size (Theorem 4.6, corrected mu = e^eps - 1).
+
+    ``rho = eps / sqrt(n)`` gives ``m = ceil(r / rho^2)`` bases per cover point (Maurey's
+    bound ``E||y - x||^2 <= r / m``); ``lambda = 1 / sqrt(n)``, ``theta = 1 / n^2`` and
+    ``L = ceil(r / ln(1 + mu)) + 1 = ceil(r / eps) + 1`` layers give the Hoeffding sample size
+    ``N = ceil(ln(2 L / theta) / (2 lambda^2))``.
+    """
+    m = math.ceil(r * n / eps_step**2)
+    layers = math.ceil(r / eps_step) + 1
+    N = math.ceil(math.log(2.0 * layers * n**2) * n / 2.0)
+    return m, max(1, N)
+
+
+def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsilon: float,
+                                     delta: float = 0.0, steps: int | None = None,
+                                     cover_size: int | None = None,
+                                     n_subsample: int | None = None, layer_width: float = 0.0,
+                                     gradient: str = "auto", n_samples: int = 1000,
+                                     sensitivity: float | None = None,
+                                     composition: str = "auto", backend: Any = None,
+                                     rng: RNGLike = None) -> Result:
+    r"""Algorithm 2 of Rafiey and Yoshida (2020) in its corrected, implementable form.
+
+    Each of ``T`` steps draws a data-independent uniform subsample of ``N`` points of the cover
+    (each point the average of ``m`` uniformly random bases), scores them by
+    :math:`\langle z, \nabla f(x_{t-1})\rangle` (quantized to multiples of ``layer_width`` when
+    it is positive: the paper's layers), and picks one with the exponential mechanism; the
+    point's bases go to the decomposition that is swap-rounded at the end.
+
+    **Utility: not supported.** The paper's Theorem 4.4 needs every layer's size to be
+    estimated with a nonempty sample; a uniform subsample of the cover almost surely misses the
+    top layers, so the :math:`(1 - 1/e)` guarantee cannot be promised (seed 004 review, A1).
+    The method is private; use :func:`private_continuous_greedy` (one base per step) when
+    utility matters.
+
+    Privacy: with exact exponential-mechanism selection over the subsample the step costs
+    :math:`2\epsilon'(r s + w)` (the quantization can move a point one layer further than its
+    score changes, a factor the paper's proof drops); the weight is calibrated to that, so each
+    step is ``epsilon_step``-DP. The subsample, ``m`` and ``N`` are data-independent.
+
+    Parameters
+    ----------
+    f, constraint, epsilon, delta, steps, gradient, n_samples, sensitivity, composition, rng
+        As in :func:`private_continuous_greedy`.
+    cover_size : int, optional
+        ``m``; default the paper's :math:`\lceil r n / \epsilon_{step}^2\rceil`
+        (:math:`\rho = \epsilon_{step}/\sqrt n`). Memory and time grow as ``N m r`` per step.
+    n_subsample : int, optional
+        ``N``; default the paper's Hoeffding size with :math:`\lambda = 1/\sqrt n`,
+        :math:`\theta = 1/n^2` and :math:`\mu = e^{\epsilon_{step}} - 1`.
+    layer_width : float, default=0
+        Width ``w`` of the score layers in score units; 0 (the default) selects exactly among
+        the subsample, which is never worse for privacy.
+    backend : {"numpy", "secure"} or backend instance, optional
+        Backend of the selection step.
+
+    Returns
+    -------
+    Result
+        ``params["n_scores"]`` counts the subsample points scored (``T N``), the paper's unit
+        for its :math:`O(r|E|^2 \ln(|E|/\epsilon))` evaluation count; ``evaluations`` counts the
+        ``F`` evaluations of the gradients as in :func:`private_continuous_greedy`.
+    """
+    caller = "private_continuous_greedy_layers"
+    f, constraint = resolve(f, constraint, caller)
+    matroid = _check_matroid(constraint, caller)
+    epsilon = check_epsilon(epsilon, caller=caller)
+    delta = check_delta(delta, caller=caller)
+    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
+    sampler = product_base_sampler(matroid, caller)
+    r = matroid.rank
+    T = r if steps is None else check_int(steps, "steps", low=1, caller=caller)
+    w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
+    cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
+                                        gradient_sensitivity=s, composition=composition,
+                                        layer_width=w)
+    m_default, N_default = _layers_defaults(f.n, r, cal.epsilon_step)
+    m = m_default if cover_size is None else check_int(cover_size, "cover_size", low=1,
+                                                       caller=caller)
+    N = N_default if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
+                                                        caller=caller)
+    gen = as_generator(rng)
+    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
+    ledger = acc.Budget(epsilon, delta, method=cal.composition)
+    n = f.n
+    x = np.zeros(n)
+    decomposition = ConvexDecomposition(n)
+    trace: list[float] = []
+    start = f.evaluations
+    for _ in range(T):
+        g = oracle(x)
+        children = gen.spawn(N)
+        states = [c.bit_generator.state for c in children]
+        Z = np.empty((N, n))
+        for i, child in enumerate(children):
+            Z[i] = np.bincount(sampler.uniform(m, child).ravel(), minlength=n) / m
+        q = Z @ g
+        if w > 0:
+            q = w * np.floor(np.maximum(q, 0.0) / w)
+        j = mech.exponential_mechanism(q, epsilon=cal.epsilon_step,
+                                       sensitivity=cal.score_sensitivity, ledger=ledger,
+                                       rng=gen, backend=backend)
+        # Regenerate the chosen point's bases from its stream (the subsample keeps only points).
+        children[j].bit_generator.state = states[j]
+        for b in sampler.uniform(m, children[j]):
+            decomposition.add(b, 1.0 / (T * m))
+        trace.append(float(Z[j] @ g))
+        x = np.minimum(x + Z[j] / T, 1.0)
+    selection = decomposition.round(matroid, rng=gen)
+    params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
+    params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
+                  backend=backend if isinstance(backend, str) or backend is None
+                  else type(backend).__name__)
+    if params["backend"] is None:
+        params["backend"] = "numpy"
+    return make_result(f, list(selection), "private_continuous_greedy_layers",
+                       privacy=report(ledger, delta, cal.composition, backend, f),
+                       evaluations=f.evaluations - start, params=params, trace=trace)

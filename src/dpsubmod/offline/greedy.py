@@ -1,0 +1,243 @@
+"""Non-private greedy baselines under any matroid or a knapsack constraint.
+
+These are the references every private algorithm is compared against. All of them take the same
+arguments, ``(f, constraint, *, rng=None, ...)``, and return a :class:`~dpsubmod.offline.Result`.
+
+Guarantees (monotone submodular ``f`` with ``f(empty) = 0``):
+
+* cardinality ``k``: greedy and lazy greedy reach ``(1 - 1/e) OPT`` (Nemhauser, Wolsey and Fisher
+  1978); stochastic greedy ``(1 - 1/e - accuracy) OPT`` in expectation (Mirzasoleiman et al. 2015);
+* any matroid: greedy reaches ``OPT / 2`` (Fisher, Nemhauser and Wolsey 1978);
+* knapsack: the better of the cost-benefit greedy and the best feasible singleton reaches
+  ``(1 - 1/e) / 2 OPT`` (Khuller, Moss and Naor 1999; Leskovec et al. 2007, Theorem 3).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_real
+from ..constraints import Constraint
+from ..functions.base import SetFunction
+from ._common import is_knapsack, make_result, resolve
+from .result import Result
+
+__all__ = ["greedy", "lazy_greedy", "stochastic_greedy", "random_feasible", "knapsack_greedy"]
+
+
+def _costs(constraint: Constraint) -> np.ndarray | None:
+    return np.asarray(constraint.costs, dtype=float) if is_knapsack(constraint) else None
+
+
+def _greedy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
+                 ) -> tuple[list[int], list[float]]:
+    """Naive greedy: every feasible candidate's gain (per unit cost under a knapsack) each step."""
+    costs = _costs(constraint)
+    st = f.state()
+    trace: list[float] = []
+    while True:
+        cand = np.flatnonzero(constraint.can_add(st))
+        if cand.size == 0:
+            break
+        g = st.gains(cand)
+        score = g / costs[cand] if costs is not None else g
+        j = int(np.argmax(score))  # first maximum: ties go to the lowest index
+        if stop_if_negative and g[j] < 0:
+            break
+        st.add(int(cand[j]))
+        trace.append(float(g[j]))
+    return st.selected, trace
+
+
+def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
+               ) -> tuple[list[int], list[float]]:
+    """Lazy greedy (Minoux 1978): stale gains are upper bounds when ``f`` is submodular.
+
+    The heap is keyed by (-bound, index). A popped element whose fresh key is still no larger
+    than the heap's top is the lexicographic maximum of the true scores, so the output equals
+    the naive greedy's, ties included.
+    """
+    costs = _costs(constraint)
+    st = f.state()
+    cand = np.flatnonzero(constraint.can_add(st))
+    g0 = st.gains(cand)
+    s0 = g0 / costs[cand] if costs is not None else g0
+    heap = [(-float(s), int(e)) for s, e in zip(s0, cand)]
+    heapq.heapify(heap)
+    fresh_at = {int(e): 0 for e in cand}  # step at which the key was computed
+    gain_of = {int(e): float(g) for e, g in zip(cand, g0)}
+    trace: list[float] = []
+    step = 0
+    while heap:
+        neg, e = heapq.heappop(heap)
+        if not constraint.can_add(st, [e])[0]:
+            continue  # infeasibility is permanent: the constraint is down-closed
+        if fresh_at[e] != step:
+            g = float(st.gains([e])[0])
+            s = g / costs[e] if costs is not None else g
+            fresh_at[e] = step
+            gain_of[e] = g
+            if heap and (-s, e) > heap[0]:
+                heapq.heappush(heap, (-s, e))
+                continue
+        g = gain_of[e]
+        if stop_if_negative and g < 0:
+            break
+        st.add(e)
+        trace.append(g)
+        step += 1
+    return st.selected, trace
+
+
+def greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
+           rng: RNGLike = None) -> Result:
+    """Greedy maximization (Nemhauser, Wolsey and Fisher 1978): add the feasible element of
+    largest marginal gain until none is feasible.
+
+    Under a :class:`~dpsubmod.constraints.Knapsack` this is the cost-benefit greedy with the
+    best-singleton fallback (see :func:`knapsack_greedy`).
+
+    Parameters
+    ----------
+    f : SetFunction
+        The objective.
+    constraint : int or Constraint
+        ``k`` for a cardinality constraint, or a Matroid or Knapsack on the same ground set.
+    stop_if_negative : bool, default=True
+        Stop when the best feasible gain is negative (matters only for non-monotone ``f``).
+    rng : None
+        Unused (the method is deterministic); accepted so every method shares one signature.
+
+    Returns
+    -------
+    Result
+        Not private (``privacy`` is ``None``). ``evaluations`` counts every gain computed:
+        at most ``k n`` under cardinality.
+    """
+    f, constraint = resolve(f, constraint, "greedy")
+    if is_knapsack(constraint):
+        return knapsack_greedy(f, constraint, lazy=False)
+    start = f.evaluations
+    sel, trace = _greedy_path(f, constraint, stop_if_negative=stop_if_negative)
+    return make_result(f, sel, "greedy", privacy=None, evaluations=f.evaluations - start,
+                       params={"stop_if_negative": stop_if_negative}, trace=trace)
+
+
+def lazy_greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
+                rng: RNGLike = None) -> Result:
+    """Lazy greedy (Minoux 1978; "accelerated greedy"): the same output as :func:`greedy` for a
+    submodular ``f``, with far fewer gain evaluations.
+
+    For a function that is not submodular (for example plug-in mutual information) the stale
+    gains are not upper bounds and the output can differ from the naive greedy's.
+
+    Parameters and returns as :func:`greedy`.
+    """
+    f, constraint = resolve(f, constraint, "lazy_greedy")
+    if is_knapsack(constraint):
+        return knapsack_greedy(f, constraint, lazy=True)
+    start = f.evaluations
+    sel, trace = _lazy_path(f, constraint, stop_if_negative=stop_if_negative)
+    return make_result(f, sel, "lazy_greedy", privacy=None, evaluations=f.evaluations - start,
+                       params={"stop_if_negative": stop_if_negative}, trace=trace)
+
+
+def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0.1,
+                      sample_size: int | None = None, rng: RNGLike = None) -> Result:
+    """Stochastic greedy (Mirzasoleiman et al. 2015, "Lazier than lazy greedy", Algorithm 1).
+
+    Each step scores a uniform random sample of ``s = ceil((n / k) ln(1 / accuracy))`` feasible
+    candidates and adds the best. Under a cardinality constraint the expected value is at least
+    ``(1 - 1/e - accuracy) OPT`` with ``n ln(1/accuracy)`` evaluations in total. Under a general
+    matroid the sample is drawn from the feasible candidates (a heuristic: the paper's guarantee
+    is for cardinality).
+
+    Parameters
+    ----------
+    f, constraint : as :func:`greedy`.
+    accuracy : float in (0, 1), default=0.1
+        The ``epsilon`` of Mirzasoleiman et al.
+    sample_size : int, optional
+        Overrides ``s``.
+    rng : int, Generator or None
+        Randomness for the samples.
+    """
+    f, constraint = resolve(f, constraint, "stochastic_greedy")
+    gen = as_generator(rng)
+    accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True, high_open=True,
+                          caller="stochastic_greedy")
+    k = max(1, int(getattr(constraint, "rank", f.n)))
+    s = sample_size if sample_size is not None else math.ceil(f.n / k * math.log(1 / accuracy))
+    s = max(1, min(int(s), f.n))
+    costs = _costs(constraint)
+    st = f.state()
+    start = f.evaluations
+    trace: list[float] = []
+    while True:
+        feas = np.flatnonzero(constraint.can_add(st))
+        if feas.size == 0:
+            break
+        cand = np.sort(gen.choice(feas, size=min(s, feas.size), replace=False))
+        g = st.gains(cand)
+        score = g / costs[cand] if costs is not None else g
+        j = int(np.argmax(score))
+        if g[j] < 0:
+            break
+        st.add(int(cand[j]))
+        trace.append(float(g[j]))
+    return make_result(f, st.selected, "stochastic_greedy", privacy=None,
+                       evaluations=f.evaluations - start,
+                       params={"accuracy": accuracy, "sample_size": s}, trace=trace)
+
+
+def random_feasible(f: SetFunction, constraint: object, *, rng: RNGLike = None) -> Result:
+    """A uniformly random maximal feasible set: elements in random order, each kept if feasible.
+
+    The natural zero-information baseline; under a cardinality constraint it is a uniform random
+    ``k``-subset. A private method run with a vanishing budget approaches it.
+    """
+    f, constraint = resolve(f, constraint, "random_feasible")
+    gen = as_generator(rng)
+    mask = np.zeros(f.n, dtype=bool)
+    order: list[int] = []
+    for e in gen.permutation(f.n):
+        if constraint.can_add(mask, [int(e)])[0]:
+            mask[e] = True
+            order.append(int(e))
+    return make_result(f, order, "random_feasible", privacy=None, evaluations=0, params={},
+                       trace=[])
+
+
+def knapsack_greedy(f: SetFunction, constraint: object, *, lazy: bool = True,
+                    rng: RNGLike = None) -> Result:
+    """Cost-benefit greedy with the best-singleton fallback under a knapsack constraint.
+
+    Runs the greedy on gain per unit cost, then compares its value with the best single feasible
+    element and returns the better (Khuller, Moss and Naor 1999; Leskovec et al. 2007). For
+    monotone submodular ``f`` the result is at least ``(1 - 1/e) / 2 OPT``; the cost-benefit
+    greedy alone has no constant-factor guarantee.
+    """
+    f, constraint = resolve(f, constraint, "knapsack_greedy")
+    if not is_knapsack(constraint):
+        return (lazy_greedy if lazy else greedy)(f, constraint)
+    start = f.evaluations
+    path = _lazy_path if lazy else _greedy_path
+    sel, trace = path(f, constraint, stop_if_negative=True)
+    st = f.state()
+    fits = np.flatnonzero(constraint.can_add(st))
+    single = st.gains(fits)
+    mask = np.zeros(f.n, dtype=bool)
+    mask[sel] = True
+    greedy_value = float(f._value(mask))
+    chosen, kind = sel, "cost-benefit"
+    single_value = single + st.value  # gains are relative to f(empty)
+    if fits.size and float(single_value.max()) > greedy_value:
+        j = int(np.argmax(single_value))
+        chosen, trace, kind = [int(fits[j])], [float(single[j])], "best-singleton"
+    return make_result(f, chosen, "knapsack_greedy", privacy=None,
+                       evaluations=f.evaluations - start,
+                       params={"lazy": lazy, "winner": kind}, trace=trace)

@@ -1,0 +1,648 @@
+"""k-submodular maximization under a matroid: greedy baselines and the private Algorithms 3 and 4
+of Rafiey and Yoshida (ICML 2020).
+
+Entry point: :func:`maximize_ksubmodular` ``(f, constraint, method=..., epsilon=..., delta=...,
+rng=...)``, dispatching through a registry of its own (:func:`list_ksubmodular_methods`). The
+methods take a :class:`~dpsubmod.functions.ksubmodular.KSubmodularFunction`, not a set function,
+so they are kept apart from :func:`~dpsubmod.offline.maximize`'s registry (whose methods all take a
+``SetFunction``); the registry entries are the same :class:`~dpsubmod.offline.MethodSpec` records.
+
+============================  =======  =========================================================
+method                        private  algorithm
+============================  =======  =========================================================
+``"ks_greedy"``               no       greedy of Ohsaka and Yoshida (2015), total size constraint
+``"ks_matroid_greedy"``       no       greedy of Sakaue (2017), any matroid
+``"ks_random"``               no       a random maximal feasible support with random labels
+``"ks_private"``              yes      Algorithm 3 (exponential mechanism over (item, label))
+``"ks_private_sampled"``      yes      Algorithm 4 (the same over a random subset each step)
+============================  =======  =========================================================
+
+Every method returns a :class:`~dpsubmod.offline.Result` whose ``selection`` is the tuple of
+``(item, label)`` pairs in the order they were chosen (labels ``1..k``); turn it into a label
+vector with :func:`~dpsubmod.functions.ksubmodular.as_labels` ``(result.selection, n, k)``, and
+``f(result.selection)`` evaluates it directly. The order is part of what a private method
+releases (it is post-processing of the per-step mechanism outputs), so it costs nothing extra.
+
+Why a step costs ``eps_step`` with weights ``exp(eps_step * gain / (2 Delta))``
+------------------------------------------------------------------------------
+The score of pair ``(e, i)`` is ``Delta_{e,i} F_D(x) = F_D(x + (e, i)) - F_D(x)``. The term
+``F_D(x)`` is common to every candidate of the step and cancels in the mechanism's normalisation,
+so the log-probability ratio between neighbours is at most ``eps' * range_{(e,i)}(F_D(x + (e,i))
+- F_D'(x + (e,i))) <= 2 eps' Delta`` in every data model (seed 004 corrections, item 1). With
+``eps' = eps_step / (2 Delta)`` each step is ``eps_step``-DP and ``r`` steps compose to ``r
+eps_step`` (basic) or, for ``delta > 0``, to ``r eps_step^2 / 2 + eps_step sqrt(2 r ln(1/delta))``
+(the corrected advanced composition; the paper's Theorem 2.6 and 5.4 miss the ``sqrt(r)``).
+The per-step budget is solved from the caller's total by the accounting module, so the total
+is met exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
+from ..constraints.base import Constraint, Matroid
+from ..errors import ParameterTypeError, ValidationError
+from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
+from ..privacy import accounting as acc
+from ..privacy import mechanisms as mech
+from .registry import MethodSpec
+from .result import Diagnostics, Result
+
+__all__ = [
+    "maximize_ksubmodular",
+    "list_ksubmodular_methods",
+    "get_ksubmodular_method",
+    "register_ksubmodular",
+    "ks_greedy",
+    "ks_matroid_greedy",
+    "ks_random",
+    "ks_private",
+    "ks_private_sampled",
+    "ks_private_output_distribution",
+    "ks_sample_sizes",
+    "ks_additive_error",
+]
+
+_COMPOSITIONS = ("auto", "basic", "advanced", "kov", "zcdp")
+_ON_EMPTY = ("fallback", "resample")
+_MAX_RESAMPLES = 1000
+
+# ---------------------------------------------------------------------------------------------
+# registry
+# ---------------------------------------------------------------------------------------------
+_KS_METHODS: dict[str, MethodSpec] = {}
+
+
+def register_ksubmodular(name: str, *, private: bool, summary: str
+                         ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
+    """Decorator adding a k-submodular method to the registry under ``name``."""
+
+    def deco(fn: Callable[..., Result]) -> Callable[..., Result]:
+        if name in _KS_METHODS and _KS_METHODS[name].fn is not fn:
+            raise ValueError(f"a k-submodular method named {name!r} is already registered")
+        _KS_METHODS[name] = MethodSpec(name, fn, private, summary)
+        return fn
+
+    return deco
+
+
+def list_ksubmodular_methods(private: bool | None = None) -> list[str]:
+    """Names of the registered k-submodular methods (all, or only private / non-private)."""
+    return sorted(n for n, m in _KS_METHODS.items() if private is None or m.private == private)
+
+
+def get_ksubmodular_method(name: str) -> MethodSpec:
+    """The registered k-submodular method called ``name``; the error lists the valid names."""
+    try:
+        return _KS_METHODS[name]
+    except KeyError:
+        raise ValidationError(
+            f"Unknown k-submodular method {name!r}. Valid methods: "
+            f"{', '.join(list_ksubmodular_methods())}."
+        ) from None
+
+
+def maximize_ksubmodular(f: KSubmodularFunction, constraint: Any, method: str = "ks_greedy", *,
+                         epsilon: float | None = None, delta: float = 0.0, rng: RNGLike = None,
+                         **options: Any) -> Result:
+    """Maximize a k-submodular function under a matroid with a registered method.
+
+    Parameters
+    ----------
+    f : KSubmodularFunction
+        The objective. Private methods calibrate from ``f.sensitivity`` (or ``sensitivity=``).
+    constraint : int or Matroid
+        ``B`` for a total size constraint (at most ``B`` labelled items), or a Matroid on the
+        support.
+    method : str, default="ks_greedy"
+        A name from :func:`list_ksubmodular_methods`.
+    epsilon, delta : float
+        The total privacy budget; required by private methods, refused by non-private ones.
+    rng : int, Generator or None
+        All randomness of the run.
+    **options
+        Method-specific parameters (see each method's docstring).
+
+    Returns
+    -------
+    Result
+        ``selection`` is the tuple of ``(item, label)`` pairs in the order chosen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsubmod.functions.ksubmodular import KFacilityLocation
+    >>> sim = np.random.default_rng(0).uniform(size=(2, 30, 6))
+    >>> f = KFacilityLocation(sim, max_similarity=1.0)
+    >>> res = maximize_ksubmodular(f, 2, "ks_private", epsilon=1.0, rng=0)
+    >>> len(res.selection), res.privacy.epsilon <= 1.0
+    (2, True)
+    """
+    spec = get_ksubmodular_method(method)
+    if spec.private:
+        if epsilon is None:
+            raise ValidationError(
+                f"Method {method!r} is private and needs a budget: pass epsilon= (and delta= for "
+                "approximate DP)."
+            )
+        epsilon = check_epsilon(epsilon, caller="maximize_ksubmodular")
+        delta = check_delta(delta, caller="maximize_ksubmodular")
+        return spec.fn(f, constraint, epsilon=epsilon, delta=delta, rng=rng, **options)
+    if epsilon is not None:
+        raise ValidationError(
+            f"Method {method!r} is not private, so it takes no epsilon. Choose a private method "
+            f"({', '.join(list_ksubmodular_methods(private=True))}) or omit epsilon."
+        )
+    return spec.fn(f, constraint, rng=rng, **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared helpers
+# ---------------------------------------------------------------------------------------------
+def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFunction, Matroid]:
+    if not isinstance(f, KSubmodularFunction):
+        raise ParameterTypeError(
+            f"The 'f' parameter of {caller} must be a KSubmodularFunction; got "
+            f"{type(f).__name__}. Wrap per-label set functions in PerLabelSum, or use a family "
+            "from dpsubmod.functions.ksubmodular."
+        )
+    if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
+        from ..constraints import UniformMatroid
+
+        b = check_int(constraint, "constraint", low=1, high=f.n, caller=caller,
+                      fix=f"Pass a total size 1 <= B <= {f.n}, or a Matroid.")
+        return f, UniformMatroid(f.n, b)
+    if not isinstance(constraint, Matroid):
+        kind = type(constraint).__name__
+        extra = " A knapsack is not supported here." if isinstance(constraint, Constraint) else ""
+        raise ParameterTypeError(
+            f"The 'constraint' parameter of {caller} must be an int B (total size) or a dpsubmod "
+            f"Matroid on the items; got {kind}.{extra}"
+        )
+    check_same_ground_set(f.n, constraint.n, "The objective 'f'", "the 'constraint'")
+    return f, constraint
+
+
+def _is_uniform(constraint: Matroid) -> bool:
+    from ..constraints import UniformMatroid
+
+    return isinstance(constraint, UniformMatroid)
+
+
+def _result(f: KSubmodularFunction, st: KSubmodularState, method: str, *, privacy: Any,
+            evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
+    return Result(
+        selection=tuple(st.selected),
+        method=method,
+        privacy=privacy,
+        evaluations=int(evaluations),
+        params=params,
+        diagnostics=Diagnostics(value=float(st.value), trace=tuple(trace)),
+    )
+
+
+def _argmax_pair(g: np.ndarray) -> tuple[int, int]:
+    # First maximum in row-major order: ties go to the lowest item, then the lowest label.
+    j = int(np.argmax(g))
+    return divmod(j, g.shape[1])
+
+
+def _greedy_run(f: KSubmodularFunction, constraint: Matroid) -> tuple[KSubmodularState,
+                                                                        list[float]]:
+    st = f.state()
+    trace: list[float] = []
+    while True:
+        cand = np.flatnonzero(constraint.can_add(st))
+        if cand.size == 0:
+            break
+        g = st.gains(cand)
+        row, col = _argmax_pair(g)
+        st.add(int(cand[row]), col + 1)
+        trace.append(float(g[row, col]))
+    return st, trace
+
+
+# ---------------------------------------------------------------------------------------------
+# non-private baselines
+# ---------------------------------------------------------------------------------------------
+@register_ksubmodular("ks_greedy", private=False,
+                      summary="Greedy of Ohsaka and Yoshida 2015 under a total size constraint")
+def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
+    """Greedy for monotone k-submodular maximization under a total size constraint
+    (Ohsaka and Yoshida 2015, "Monotone k-submodular function maximization with size
+    constraints", Algorithm 1).
+
+    At each of ``B`` steps add the (item, label) pair of largest gain among the unlabelled items.
+    Guarantee: ``F(x) >= OPT / 2`` for monotone k-submodular ``F``; ``k B n`` evaluations at most.
+
+    Parameters
+    ----------
+    f : KSubmodularFunction
+    constraint : int or UniformMatroid
+        The total size ``B``. For other matroids use :func:`ks_matroid_greedy`.
+    rng : None
+        Unused (deterministic; ties go to the lowest item, then the lowest label).
+
+    Returns
+    -------
+    Result
+        Not private; ``selection`` holds the ``(item, label)`` pairs in order.
+    """
+    caller = "ks_greedy"
+    f, constraint = _resolve(f, constraint, caller)
+    if not _is_uniform(constraint):
+        raise ValidationError(
+            f"{caller} is the total-size greedy of Ohsaka and Yoshida; got a "
+            f"{type(constraint).__name__}. Use method='ks_matroid_greedy' for a general matroid."
+        )
+    start = f.evaluations
+    st, trace = _greedy_run(f, constraint)
+    return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
+                   params={"size": constraint.rank}, trace=trace)
+
+
+@register_ksubmodular("ks_matroid_greedy", private=False,
+                      summary="Greedy of Sakaue 2017 under any matroid")
+def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
+    """Greedy for monotone k-submodular maximization under a matroid (Sakaue 2017, "On
+    maximizing a monotone k-submodular function subject to a matroid constraint", Algorithm 1).
+
+    At each step add the pair ``(e, i)`` of largest gain among the items ``e`` with
+    ``supp(x) + e`` independent, until the support is a base (``r`` steps). Guarantee:
+    ``F(x) >= OPT / 2`` for monotone k-submodular ``F``; at most ``k r n`` evaluations. It is
+    the non-private limit of Algorithm 3 of Rafiey and Yoshida (2020).
+
+    Parameters and returns as :func:`ks_greedy`, for any Matroid.
+    """
+    caller = "ks_matroid_greedy"
+    f, constraint = _resolve(f, constraint, caller)
+    start = f.evaluations
+    st, trace = _greedy_run(f, constraint)
+    return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
+                   params={"rank": constraint.rank}, trace=trace)
+
+
+@register_ksubmodular("ks_random", private=False,
+                      summary="A random maximal feasible support with uniformly random labels")
+def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
+    """A random feasible labelling: items in uniformly random order, each kept if the support
+    stays independent, each kept item given a uniformly random label.
+
+    The zero-information baseline (a private method with a vanishing budget approaches a
+    distribution of this kind). Evaluations: 0.
+    """
+    caller = "ks_random"
+    f, constraint = _resolve(f, constraint, caller)
+    gen = as_generator(rng)
+    order = gen.permutation(f.n)
+    labels = gen.integers(1, f.k + 1, size=f.n)
+    st = f.state()
+    for e in order:
+        if constraint.can_add(st, [int(e)])[0]:
+            st.add(int(e), int(labels[e]))
+    return _result(f, st, caller, privacy=None, evaluations=0, params={}, trace=[])
+
+
+# ---------------------------------------------------------------------------------------------
+# private: budget and calibration
+# ---------------------------------------------------------------------------------------------
+def _step_budget(epsilon: float, delta: float, steps: int, composition: str, caller: str
+                 ) -> tuple[float, str]:
+    """Per-step epsilon of ``steps`` exponential-mechanism steps whose composition meets
+    ``(epsilon, delta)``, solved by :func:`~dpsubmod.privacy.accounting.per_step_epsilon`.
+
+    ``"auto"`` takes the largest per-step budget over the rules valid at ``delta`` (only basic
+    composition when ``delta == 0``; with ``delta > 0`` also advanced, optimal and zCDP
+    composition, the last with the exponential mechanism's bounded-range cost ``eps^2 / 8``).
+    """
+    if composition not in _COMPOSITIONS:
+        raise ValidationError(
+            f"The 'composition' parameter of {caller} must be one of {_COMPOSITIONS}; got "
+            f"{composition!r}."
+        )
+    method = "best" if composition == "auto" else composition
+    if delta == 0.0 and method in ("advanced", "zcdp"):
+        raise ValidationError(
+            f"Composition {composition!r} in {caller} needs delta > 0 (it trades delta for "
+            "epsilon). Pass delta=1e-6 (say) or composition='basic'."
+        )
+    return _per_step(epsilon, steps, delta, method), method
+
+
+@functools.lru_cache(maxsize=256)
+def _per_step(epsilon: float, steps: int, delta: float, method: str) -> float:
+    # A pure function of public parameters; cached because the accountant inverts the
+    # composition by bisection, which dominates the cost of small runs (audits repeat them).
+    return acc.per_step_epsilon(epsilon, steps, delta, method=method, bounded_range=True)
+
+
+def _private_setup(f: Any, constraint: Any, epsilon: Any, delta: Any, composition: str,
+                   sensitivity: Any, caller: str
+                   ) -> tuple[KSubmodularFunction, Matroid, float, float, float, float, str]:
+    f, constraint = _resolve(f, constraint, caller)
+    epsilon = check_epsilon(epsilon, caller=caller)
+    delta = check_delta(delta, caller=caller)
+    sens = f.require_sensitivity(sensitivity, caller=caller)
+    eps_step, comp = _step_budget(epsilon, delta, constraint.rank, composition, caller)
+    return f, constraint, epsilon, delta, sens, eps_step, comp
+
+
+def _backend_name(backend: Any) -> str:
+    if backend is None:
+        return "numpy"
+    return backend if isinstance(backend, str) else type(backend).__name__
+
+
+def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: float,
+             gen: np.random.Generator, ledger: Any, backend: Any) -> tuple[int, int, float]:
+    """One exponential-mechanism draw over ``cand x [k]`` scored by the gains."""
+    g = st.gains(cand)
+    if not np.isfinite(g).all():
+        raise ValidationError(
+            f"{type(st.f).__name__} returned a non-finite marginal gain; a private algorithm "
+            "needs finite values. Check the objective's data."
+        )
+    # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
+    j = mech.exponential_mechanism(g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens,
+                                   ledger=ledger, rng=gen, backend=backend)
+    row, col = divmod(int(j), st.f.k)
+    return int(cand[row]), col + 1, float(g[row, col])
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm 3
+# ---------------------------------------------------------------------------------------------
+@register_ksubmodular("ks_private", private=True,
+                      summary="Rafiey-Yoshida 2020 Algorithm 3: exponential mechanism over "
+                              "feasible (item, label) pairs")
+def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta: float = 0.0,
+               composition: str = "auto", sensitivity: float | None = None, backend: Any = None,
+               rng: RNGLike = None) -> Result:
+    """Differentially private k-submodular maximization under a matroid (Rafiey and Yoshida,
+    ICML 2020, Algorithm 3).
+
+    For ``t = 1..r`` (``r`` the rank): with ``Lambda(x)`` the unlabelled items whose addition
+    keeps the support independent, draw ``(e, i)`` in ``Lambda(x) x [k]`` with probability
+    proportional to ``exp(eps' Delta_{e,i} F(x))``, ``eps' = eps_step / (2 Delta)``, and set
+    ``x(e) = i``. The support of the output is a base.
+
+    Guarantee
+        **Privacy**: each step is ``eps_step``-DP (module docstring), ``r`` steps compose to the
+        caller's ``(epsilon, delta)``. **Utility** (monotone k-submodular ``F``, sensitivity
+        ``Delta``): ``E[F(x)] >= OPT / 2 - r Delta (1 + ln(k n)) / eps_step`` and, with
+        probability ``>= 1 - r beta``, ``F(x) >= OPT / 2 - r Delta ln(k n / beta) / eps_step``
+        (Theorem 5.3 with the range ``k |Lambda|`` of the mechanism; :func:`ks_additive_error`).
+    Neighbouring relation
+        The objective's (``f.neighbouring``), with the declared ``sensitivity`` ``Delta`` bounding
+        ``|F_D(x) - F_D'(x)|`` at every ``x``. Gains are not clipped: clipping at 0 would break the
+        cancellation of the common term for a non-monotone ``F``; non-finite gains raise.
+    Runtime
+        ``sum_t k |Lambda_t| <= k r n`` gain evaluations, one ``can_add`` call per step.
+
+    Parameters
+    ----------
+    f : KSubmodularFunction
+        With a declared ``sensitivity`` (or pass ``sensitivity=``).
+    constraint : int or Matroid
+        Total size ``B`` or a matroid on the support.
+    epsilon : float
+        Total privacy budget.
+    delta : float, default=0
+        With ``delta > 0`` the steps may be composed by a rule that trades delta for epsilon.
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        Rule used to split the total over the ``r`` steps
+        (:func:`~dpsubmod.privacy.accounting.per_step_epsilon`): ``"basic"`` gives
+        ``eps_step = epsilon / r``; ``"advanced"`` the Dwork-Rothblum-Vadhan bound
+        ``eps_step sqrt(2 r ln(1/delta)) + r eps_step (e^eps_step - 1)`` (with the ``sqrt(r)`` the
+        paper's Theorem 2.6 drops); ``"zcdp"`` the bounded-range cost ``r eps_step^2 / 8``
+        converted to ``(epsilon, delta)``; ``"kov"`` optimal composition; ``"auto"`` the largest
+        per-step budget among the rules valid at ``delta`` (basic when ``delta == 0``).
+    sensitivity : float, optional
+        Overrides ``f.sensitivity``.
+    backend : {"numpy", "secure"} or backend instance, optional
+        Noise backend of the exponential mechanism (default numpy: reproducible simulation).
+    rng : int, Generator or None
+
+    Returns
+    -------
+    Result
+        ``selection``: ``(item, label)`` pairs in the order drawn; ``privacy``: the report of the
+        ledger; ``params`` has ``epsilon_per_step`` and ``weight`` (``eps'``).
+    """
+    caller = "ks_private"
+    f, constraint, epsilon, delta, sens, eps_step, comp = _private_setup(
+        f, constraint, epsilon, delta, composition, sensitivity, caller)
+    gen = as_generator(rng)
+    ledger = acc.Ledger()
+    start = f.evaluations
+    st = f.state()
+    trace: list[float] = []
+    for _ in range(constraint.rank):
+        cand = np.flatnonzero(constraint.can_add(st))
+        if cand.size == 0:  # cannot happen for a matroid before its rank is reached
+            break
+        e, i, g = _em_step(st, cand, eps_step, sens, gen, ledger, backend)
+        st.add(e, i)
+        trace.append(g)
+    report = ledger.report(delta=delta, method=comp, backend=_backend_name(backend),
+                           neighbouring=f.neighbouring)
+    params = {"epsilon": epsilon, "delta": delta, "composition": composition,
+              "composition_used": report.composition, "steps": constraint.rank,
+              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
+              "sensitivity": sens, "backend": _backend_name(backend)}
+    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
+                   params=params, trace=trace)
+
+
+# ---------------------------------------------------------------------------------------------
+# Algorithm 4
+# ---------------------------------------------------------------------------------------------
+def ks_sample_sizes(n: int, rank: int, gamma: float) -> np.ndarray:
+    """Algorithm 4's subset sizes ``s_t = min(ceil((n - t + 1) / (r - t + 1) ln(r / gamma)),
+    n - t + 1)`` for ``t = 1..r``.
+
+    The paper prints the cap as ``|E|``; ``n - t + 1`` is the number of unlabelled items, the most
+    that can be drawn (seed 004 note, item 10). ``log`` is the natural logarithm.
+    """
+    n = check_int(n, "n", low=1, caller="ks_sample_sizes")
+    rank = check_int(rank, "rank", low=1, high=n, caller="ks_sample_sizes")
+    gamma = check_real(gamma, "gamma", low=0.0, high=1.0, low_open=True, high_open=True,
+                       caller="ks_sample_sizes")
+    t = np.arange(1, rank + 1)
+    left = n - t + 1
+    raw = np.ceil(left / (rank - t + 1) * math.log(rank / gamma)).astype(np.int64)
+    return np.clip(raw, 1, left)
+
+
+@register_ksubmodular("ks_private_sampled", private=True,
+                      summary="Rafiey-Yoshida 2020 Algorithm 4: Algorithm 3 over a random subset "
+                              "of items each step (1/2 guarantee for uniform matroids only)")
+def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: float,
+                       delta: float = 0.0, gamma: float = 0.1, composition: str = "auto",
+                       sensitivity: float | None = None, on_empty: str = "fallback",
+                       backend: Any = None, rng: RNGLike = None) -> Result:
+    """Differentially private k-submodular maximization with subsampling (Rafiey and Yoshida,
+    ICML 2020, Algorithm 4).
+
+    As :func:`ks_private`, but step ``t`` first draws a uniform subset ``R`` of
+    ``s_t`` unlabelled items (:func:`ks_sample_sizes`) and runs the exponential mechanism over
+    ``(R cap Lambda(x)) x [k]`` only. If ``R`` misses every feasible item (probability at most
+    ``gamma / r`` per step on a uniform matroid), ``on_empty="fallback"`` scores all of
+    ``Lambda(x)`` and ``"resample"`` redraws ``R`` (up to 1000 times, then falls back); both depend
+    only on public information (the matroid and the released pairs), so privacy is unchanged. The
+    paper leaves this case open.
+
+    Guarantee
+        **Privacy**: as :func:`ks_private` (the subsets are data-independent; no amplification is
+        claimed). **Utility**: on a **uniform matroid** (total size constraint) and monotone
+        k-submodular ``F``, ``E[F(x)] >= (1 - gamma) OPT / 2 - r Delta (1 + ln(k n)) / eps_step``
+        (Theorem 5.6's argument in expectation). **Beyond uniform matroids no approximation is
+        guaranteed**: Theorems 5.6/5.7 claim ``OPT / 2`` for every matroid, but the exchange
+        argument needs the partner of the chosen item in the optimum to be in ``R``, and on a
+        partition matroid the algorithm falls below ``OPT / 2`` with probability about 0.5 where
+        ``gamma = 0.1`` is claimed (seed 004 corrections, item 3). On other matroids it is a
+        heuristic; ``params["guarantee"]`` says which case applies.
+    Runtime
+        ``k sum_t |R_t cap Lambda_t| <= k (ln(r / gamma) ((n - r) H_r + r) + r)`` gain evaluations
+        (``H_r`` the harmonic number), i.e. ``O(k n ln r ln(r / gamma))``.
+
+    Parameters
+    ----------
+    f, constraint, epsilon, delta, composition, sensitivity, backend, rng : as :func:`ks_private`.
+    gamma : float in (0, 1), default=0.1
+        Failure probability of the sampling.
+    on_empty : {"fallback", "resample"}, default="fallback"
+
+    Returns
+    -------
+    Result
+        ``params`` also has ``gamma``, ``sample_sizes``, ``empty_samples`` (how often ``R`` missed
+        ``Lambda``; public information) and ``guarantee``.
+    """
+    caller = "ks_private_sampled"
+    f, constraint, epsilon, delta, sens, eps_step, comp = _private_setup(
+        f, constraint, epsilon, delta, composition, sensitivity, caller)
+    gamma = check_real(gamma, "gamma", low=0.0, high=1.0, low_open=True, high_open=True,
+                       caller=caller)
+    if on_empty not in _ON_EMPTY:
+        raise ValidationError(
+            f"The 'on_empty' parameter of {caller} must be one of {_ON_EMPTY}; got {on_empty!r}."
+        )
+    r = constraint.rank
+    sizes = ks_sample_sizes(f.n, r, gamma)
+    gen = as_generator(rng)
+    ledger = acc.Ledger()
+    start = f.evaluations
+    st = f.state()
+    trace: list[float] = []
+    empty = 0
+    for t in range(r):
+        feasible = constraint.can_add(st)
+        unlabelled = np.flatnonzero(~st.mask)
+        size = int(min(sizes[t], unlabelled.size))
+        cand = np.zeros(0, dtype=np.int64)
+        for _ in range(_MAX_RESAMPLES if on_empty == "resample" else 1):
+            R = gen.choice(unlabelled, size=size, replace=False)
+            cand = np.sort(R[feasible[R]])
+            if cand.size:
+                break
+        if cand.size == 0:
+            empty += 1
+            cand = np.flatnonzero(feasible)
+            if cand.size == 0:
+                break
+        e, i, g = _em_step(st, cand, eps_step, sens, gen, ledger, backend)
+        st.add(e, i)
+        trace.append(g)
+    guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)
+                 else "none proven beyond uniform matroids (heuristic)")
+    report = ledger.report(delta=delta, method=comp, backend=_backend_name(backend),
+                           neighbouring=f.neighbouring)
+    params = {"epsilon": epsilon, "delta": delta, "composition": composition,
+              "composition_used": report.composition, "steps": r,
+              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
+              "sensitivity": sens, "gamma": gamma, "on_empty": on_empty,
+              "sample_sizes": tuple(int(s) for s in sizes), "empty_samples": empty,
+              "guarantee": guarantee, "backend": _backend_name(backend)}
+    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
+                   params=params, trace=trace)
+
+
+# ---------------------------------------------------------------------------------------------
+# theory helpers
+# ---------------------------------------------------------------------------------------------
+def ks_additive_error(n: int, k: int, rank: int, sensitivity: float, epsilon_step: float) -> float:
+    """The additive term of Algorithm 3's expected guarantee,
+    ``E[F(x)] >= OPT / 2 - r Delta (1 + ln(k n)) / eps_step``.
+
+    Derivation: the exponential mechanism with weights ``exp(eps' q)`` over ``N`` candidates has
+    ``P[max q - q(out) >= u] <= N exp(-eps' u)``, hence ``E[max q - q(out)] <= (1 + ln N) / eps'``
+    with ``N = k |Lambda_t| <= k n``. Sakaue's exchange argument gives ``F(o^{t-1}) - F(o^t) <=
+    max gain_t``, and telescoping over the ``r`` steps ``OPT - F(x) <= F(x) - F(0) + sum_t (max
+    gain_t - chosen gain_t)``; with ``eps' = eps_step / (2 Delta)`` the sum's expectation is at most
+    ``2 r Delta (1 + ln(k n)) / eps_step``, and half of it is the term returned. For Algorithm 4
+    on a uniform matroid subtract ``gamma OPT / 2`` more.
+    """
+    n = check_int(n, "n", low=1, caller="ks_additive_error")
+    k = check_int(k, "k", low=1, caller="ks_additive_error")
+    rank = check_int(rank, "rank", low=1, caller="ks_additive_error")
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0, caller="ks_additive_error")
+    epsilon_step = check_epsilon(epsilon_step, "epsilon_step", caller="ks_additive_error")
+    return rank * sensitivity * (1.0 + math.log(k * n)) / epsilon_step
+
+
+def _path_distribution(f: KSubmodularFunction, constraint: Matroid, eps_step: float,
+                       sens: float) -> dict[tuple[tuple[int, int], ...], float]:
+    """Exact distribution of Algorithm 3's ordered output, each step drawn by the exponential
+    mechanism at ``eps_step`` on gains of range sensitivity ``2 sens``."""
+    out: dict[tuple[tuple[int, int], ...], float] = {}
+    r = constraint.rank
+
+    def walk(st: KSubmodularState, path: tuple[tuple[int, int], ...], logp: float) -> None:
+        cand = np.flatnonzero(constraint.can_add(st)) if len(path) < r else np.zeros(0, int)
+        if cand.size == 0:
+            out[path] = out.get(path, 0.0) + math.exp(logp)
+            return
+        g = st.gains(cand)
+        logq = mech.exponential_mechanism_probabilities(
+            g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens, log=True)
+        for j, lq in enumerate(logq):
+            row, col = divmod(j, f.k)
+            nxt = st.copy()
+            nxt.add(int(cand[row]), col + 1)
+            walk(nxt, path + ((int(cand[row]), col + 1),), logp + float(lq))
+
+    walk(f.state(), (), 0.0)
+    return out
+
+
+def ks_private_output_distribution(f: KSubmodularFunction, constraint: Any, *, epsilon: float,
+                                   delta: float = 0.0, composition: str = "auto",
+                                   sensitivity: float | None = None
+                                   ) -> dict[tuple[tuple[int, int], ...], float]:
+    """Exact output distribution of :func:`ks_private` (Algorithm 3) on a tiny instance.
+
+    Every selection path is enumerated with the mechanism's exact per-step probabilities
+    (:func:`~dpsubmod.privacy.mechanisms.exponential_mechanism_probabilities`, i.e.
+    ``softmax(eps' * gains)`` with ``eps' = eps_step / (2 Delta)``), calibrated exactly as
+    :func:`ks_private` does. The number of paths is ``prod_t k |Lambda_t|``: use ``n <= 6``,
+    ``k <= 3``, ``r <= 3``. Feed two neighbouring objectives to an exact checker
+    (:func:`dpsubmod.privacy.audit.exact_check`) to verify the privacy claim.
+
+    Returns
+    -------
+    dict
+        Maps each ordered tuple of ``(item, label)`` pairs to its probability.
+    """
+    caller = "ks_private_output_distribution"
+    f, constraint, _, _, sens, eps_step, _ = _private_setup(
+        f, constraint, epsilon, delta, composition, sensitivity, caller)
+    return _path_distribution(f, constraint, eps_step, sens)

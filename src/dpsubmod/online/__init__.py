@@ -1,0 +1,64 @@
+"""Online learning of sets: the learner protocol, streams, comparators, the run harness, private
+online convex optimization (PFTAL) and online submodular minimization (private and not).
+
+Flat re-exports; see the modules for details:
+
+* :mod:`~dpsubmod.online.protocol`: :class:`Learner` (``select() -> sorted tuple``,
+  ``update(feedback)``, ``clone()``, ``privacy``);
+* :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds, :func:`stochastic_stream`;
+* :mod:`~dpsubmod.online.comparators`: :func:`best_fixed_set` and :class:`Hindsight`;
+* :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace`;
+* :mod:`~dpsubmod.online.pftal`: :class:`PFTAL` (Smith and Thakurta 2013);
+* :mod:`~dpsubmod.online.minimization`: :class:`SubmodPFTAL`, :class:`BanditSubmodPFTAL`
+  (Cardoso and Cummings 2018);
+* :mod:`~dpsubmod.online.hazan_kale`: :class:`HazanKale`, :class:`BanditHazanKale` (Hazan and
+  Kale 2012; not private);
+* :mod:`~dpsubmod.online.onepoint`: chains, the exploration distribution and the one-point
+  estimator.
+"""
+
+from .comparators import Hindsight, all_masks, best_fixed_set, hindsight_max, hindsight_min
+from .harness import Trace, run
+from .hazan_kale import BanditHazanKale, HazanKale
+from .minimization import BanditSubmodPFTAL, SubmodPFTAL
+from .onepoint import estimator_law, exploration_probabilities, one_point_gradient
+from .pftal import PFTAL, project_box
+from .protocol import Learner, OnlineBase, as_selection
+from .streams import (
+    FunctionStream,
+    IIDStream,
+    RecordStream,
+    Stream,
+    SwitchingStream,
+    as_stream,
+    stochastic_stream,
+)
+
+__all__ = [
+    "Learner",
+    "OnlineBase",
+    "as_selection",
+    "Stream",
+    "FunctionStream",
+    "RecordStream",
+    "IIDStream",
+    "SwitchingStream",
+    "stochastic_stream",
+    "as_stream",
+    "Hindsight",
+    "best_fixed_set",
+    "hindsight_min",
+    "hindsight_max",
+    "all_masks",
+    "run",
+    "Trace",
+    "PFTAL",
+    "project_box",
+    "SubmodPFTAL",
+    "BanditSubmodPFTAL",
+    "HazanKale",
+    "BanditHazanKale",
+    "estimator_law",
+    "exploration_probabilities",
+    "one_point_gradient",
+]

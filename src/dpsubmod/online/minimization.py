@@ -1,0 +1,499 @@
+r"""Differentially private online submodular minimization (Cardoso and Cummings 2018).
+
+Both learners relax each round's submodular cost :math:`f_t : 2^{[n]} \to [-M, M]` to its Lovász
+extension :math:`\hat f_t` on the cube :math:`K = [0, 1]^n`, regularise it to the ``H``-strongly
+convex :math:`\hat f_t(x) + \frac H2 \|x\|^2`, and run :class:`~dpsubmod.online.PFTAL` on it: the
+(sub)gradients :math:`z_t = g_t + H x_t` enter a tree-aggregation counter with l2
+("high-dimensional") Laplace noise, and the next iterate is
+:math:`x_{t+1} = \mathrm{clip}(\bar x_t - v_t/(tH), 0, 1)`.
+
+* :class:`SubmodPFTAL` (full information, Algorithm 1) rounds :math:`x_t` by one uniform threshold
+  (no expected loss: :math:`\mathbb{E} f_t(S_t) = \hat f_t(x_t)`) and feeds the chain subgradient
+  :math:`g_t` of :math:`\hat f_t` at :math:`x_t` (``n + 1`` evaluations of ``f_t``).
+* :class:`BanditSubmodPFTAL` (bandit, Algorithm 2) plays a chain set of :math:`x_t` drawn from the
+  exploration distribution and feeds the corrected one-point estimate
+  (:mod:`dpsubmod.online.onepoint`); it evaluates ``f_t`` once, at the played set.
+
+Neighbouring relation: two cost sequences are neighbours when they differ in one function
+:math:`f_t` (replaced by any other submodular function with range :math:`[-M, M]`). The output is
+the whole sequence of played sets (and the iterates, which are post-processing of the counter).
+
+Calibration (the sound readings of the errata; every value can be overridden):
+
+* full information: the counter is calibrated to the l2 sensitivity of one round's input at a
+  common point, :math:`\|g_t - g'_t\|_2 \le 4\sqrt2\,M` (each chain vector has
+  :math:`\|g\|_2^2 \le \|g\|_\infty \|g\|_1 \le 2M \cdot 4M`; the :math:`H x_t` part cancels).
+  ``calibration="conservative"`` uses the looser :math:`8M` (:math:`\|g\|_1 \le 4M`, Lemma 3).
+  The paper calibrates to the Lipschitz bound :math:`L = 4M + H\sqrt n` instead, which is not
+  ``epsilon``-DP for the small ``H`` its own theorem needs; ``calibration="paper"`` reproduces it
+  and reports the epsilon it really gives, :math:`\varepsilon \cdot 4\sqrt2 M / L` when that is
+  larger.
+* bandit: the one-point estimate is as large as :math:`2M(n+1)/\gamma`, so the sensitivity is
+  :math:`4M(n+1)/\gamma` (tight for :math:`n \ge 2`); the paper's :math:`L = 4M + 2H\sqrt n` makes
+  Theorem 8 false (``calibration="paper"`` reports the true
+  :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)`).
+* with ``clip=True`` (default) the learners enforce the assumptions the sensitivity rests on:
+  the chain vector is rescaled to norm :math:`\le \Delta/2` (full information) and the observed
+  value is clipped to :math:`[-M, M]` (bandit). Both are no-ops on valid inputs and keep the
+  guarantee when a user's function is not submodular or leaves its declared range.
+* ``H`` defaults to :math:`M/\sqrt{nT}` (Theorem 7, whose printed :math:`O(M\sqrt T/\sqrt n)`
+  drops a factor ``T``; this reading reproduces the claimed :math:`\tilde O(n^{3/2} M \sqrt T /
+  \varepsilon)`) and to :math:`M/(\sqrt n\, T^{1/4})` in the bandit case (Theorem 9's
+  :math:`O(M/\sqrt{n T^{1/4}})` read as intended); :math:`\gamma = \min(1, n/T^{1/4})`, clipped
+  with a warning when the theorem's value exceeds 1 (it needs :math:`T \ge n^4`).
+
+``epsilon=math.inf`` switches the noise off: non-private FTAL on the regularised extensions, the
+baseline that isolates the cost of privacy. Those runs are **not private** (``privacy`` is None).
+
+References
+----------
+A. Cardoso and R. Cummings, "Differentially private online submodular optimization", arXiv 2018
+(AISTATS 2019 as "Differentially private online submodular minimization"), Algorithms 1 and 2,
+Theorems 6-9. A. Smith and A. Thakurta, NIPS 2013 (PFTAL). E. Hazan and S. Kale, JMLR 2012.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_finite, check_real
+from ..errors import GroundSetMismatchError, ValidationError
+from ..extensions.lovasz import lovasz_subgradient
+from ..functions.base import SetFunction
+from .onepoint import (
+    chain_order,
+    chain_values,
+    chain_weights,
+    exploration_probabilities,
+    one_point_gradient,
+    sample_index,
+)
+from .pftal import PFTAL, _check_privacy_args, _clip_norm, _is_off, _report
+from .protocol import Learner
+
+__all__ = ["SubmodPFTAL", "BanditSubmodPFTAL", "CALIBRATIONS"]
+
+#: Valid ``calibration`` values of the learners.
+CALIBRATIONS = {
+    "SubmodPFTAL": ("sound", "conservative", "paper"),
+    "BanditSubmodPFTAL": ("sound", "paper"),
+}
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def _check_x1(x1: object, n: int, caller: str) -> None:
+    if x1 is None:
+        return
+    a = check_finite(x1, "x1", caller=caller, ndim=1)
+    if a.shape != (n,):
+        raise GroundSetMismatchError(
+            f"The 'x1' parameter of {caller} must have shape ({n},); got {a.shape}."
+        )
+    if a.size and (a.min() < 0 or a.max() > 1):
+        raise ValidationError(
+            f"The 'x1' parameter of {caller} must lie in the cube [0, 1]^n; clip it first."
+        )
+
+
+def _check_calibration(calibration: object, noise: object, caller: str) -> None:
+    valid = CALIBRATIONS[caller]
+    if not isinstance(calibration, str) or calibration not in valid:
+        raise ValidationError(
+            f"The 'calibration' parameter of {caller} must be one of {valid}; got "
+            f"{calibration!r}."
+        )
+    if calibration == "paper" and noise != "l2laplace":
+        raise ValidationError(
+            f"calibration='paper' of {caller} reproduces the paper's l2-Laplace tree; it needs "
+            f"noise='l2laplace' (got {noise!r})."
+        )
+
+
+class _SubmodBase(Learner):
+    """Shared machinery: parameter resolution, the PFTAL core, privacy reports."""
+
+    sense = "min"
+
+    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def resolved_params(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved (H, gamma, sensitivity, ...)."""
+        self._ensure_state()
+        return dict(self._params)
+
+    def _reset(self) -> None:
+        super()._reset()
+        p = self._resolve()
+        self._params = p
+        gen = as_generator(self.rng)
+        noise_rng, play_rng = gen.spawn(2)
+        self._oco = PFTAL(
+            int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
+            sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
+            x1=self.x1, noise=self.noise, delta=self.delta, rng=noise_rng,
+        )
+        self._oco.reset()
+        self._play_rng = play_rng
+        self._x = self._oco.point()
+
+    @property
+    def iterate(self) -> np.ndarray:
+        """The current point ``x_t`` of the cube (released: post-processing of the counter)."""
+        self._ensure_state()
+        return self._oco.point()
+
+    @property
+    def privacy(self) -> Any:
+        """A :class:`~dpsubmod.privacy.accounting.PrivacyReport` of what has been released so far
+        (the counter charges the whole run's budget at its first release); ``None`` when the
+        noise is off (not private)."""
+        self._ensure_state()
+        p = self._params
+        if p["noise_off"]:
+            return None
+        event = None
+        if self._round > 0:
+            from ..privacy.accounting import PrivacyEvent
+
+            tree_event = self._oco._tree.event
+            if p["epsilon_effective"] == p["epsilon"]:
+                event = tree_event
+            else:
+                event = PrivacyEvent(
+                    "tree_aggregation", p["epsilon_effective"], tree_event.delta, None, 1,
+                    f"{tree_event.note}; calibration={p['calibration']!r} is below the "
+                    f"sensitivity {p['sensitivity_needed']:.6g}, so the run is only "
+                    f"{p['epsilon_effective']:.6g}-DP",
+                )
+        return _report(event, "cost sequences differing in one function f_t (any submodular "
+                              "function with range [-M, M])")
+
+    @property
+    def epsilon_spent(self) -> float:
+        """0 before the first release, then the run's whole (effective) epsilon."""
+        self._ensure_state()
+        if self._params["noise_off"]:
+            return math.inf
+        return self._params["epsilon_effective"] if self._round > 0 else 0.0
+
+
+class SubmodPFTAL(_SubmodBase):
+    r"""Private online submodular minimization, full information (Cardoso and Cummings 2018,
+    Algorithm 1 "SubmodPFTAL"; PFTAL of Smith and Thakurta 2013 on regularised Lovász extensions).
+
+    Round ``t``: play :math:`S_t = \{i : x_t(i) \ge U\}`, :math:`U \sim U(0, 1]`; observe
+    :math:`f_t`; feed :math:`g_t + H x_t` (the chain subgradient of the Lovász extension at
+    :math:`x_t`, ``n + 1`` evaluations) to the tree counter; move to
+    :math:`x_{t+1} = \mathrm{clip}(\bar x_t - v_t/(tH), 0, 1)`.
+
+    Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
+    function, for costs with range :math:`[-M, M]` (enforced by ``clip``). Expected regret
+    :math:`\tilde O(n^{3/2} M \sqrt T/\varepsilon)` with the default ``H`` (Theorem 7, corrected
+    reading; see the module docstring and the errata); without noise :math:`O(M\sqrt{nT}\log T)`.
+
+    Parameters
+    ----------
+    n : int
+        Ground-set size.
+    T : int
+        Horizon (the counter and the defaults depend on it).
+    M : float
+        Public bound on :math:`|f_t(S)|` for every ``t`` and ``S``.
+    epsilon : float
+        Privacy parameter of the whole run; ``math.inf`` switches the noise off (**not private**).
+    H : float or "tuned", optional
+        Strong-convexity parameter. Default :math:`M/\sqrt{nT}` (Theorem 7). ``"tuned"`` uses
+        :math:`\sqrt{2a/(nT)}` with :math:`a = 72 M^2 \ln T + 48 n M \Delta \ln^{2.5} T/\varepsilon`,
+        the minimiser of the regret bound assembled from the paper's lemmas (assumes
+        :math:`H\sqrt n \le M`; :math:`\ln T` is floored at 1).
+    calibration : {"sound", "conservative", "paper"}, default="sound"
+        Sensitivity :math:`\Delta` of the counter: :math:`4\sqrt2 M`, :math:`8M`, or the paper's
+        :math:`L = 4M + H\sqrt n` (then the report carries the epsilon really spent,
+        :math:`\varepsilon \max(1, 4\sqrt2 M/L)`, and a warning is issued).
+    sensitivity : float, optional
+        Override of :math:`\Delta`. With ``clip=True`` chain vectors are rescaled to norm
+        :math:`\le \Delta/2`, so the guarantee holds for any input.
+    clip : bool, default=True
+        Enforce the sensitivity by rescaling chain vectors (no-op on valid inputs). With
+        ``clip=False`` privacy holds only for submodular costs within :math:`[-M, M]`, and an
+        explicit ``sensitivity`` is trusted as given.
+    x1 : array-like, optional
+        First iterate (default the empty set's indicator, 0).
+    noise : {"l2laplace", "laplace", "gaussian"}, default="l2laplace"
+        Node noise of the counter (see :class:`~dpsubmod.online.PFTAL`). With ``"laplace"`` the
+        sensitivities are l1 norms: the default becomes :math:`8M` (:math:`\|g\|_1 \le 4M`,
+        Lemma 3) and chain vectors are clipped in l1 norm; ``"gaussian"`` gives
+        ``(epsilon, delta)``-DP.
+    delta : float, default=0.0
+        Only for ``noise="gaussian"``.
+    rng : int, Generator, SeedSequence or None, default=None
+        Randomness (counter noise and rounding come from two children spawned from it), resolved
+        when the state is built.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpsubmod.functions import Modular
+    >>> learner = SubmodPFTAL(2, T=50, M=1.0, epsilon=math.inf, rng=0)
+    >>> for t in range(50):
+    ...     S = learner.select()
+    ...     learner.update(Modular([-0.5, 0.5]))
+    >>> learner.select()      # learned: element 0 lowers the cost, element 1 raises it
+    (0,)
+    """
+
+    feedback = "full"
+
+    def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
+                 calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
+                 x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
+                 rng: RNGLike = None):
+        caller = "SubmodPFTAL"
+        self._check_common(n, T, caller)
+        check_real(M, "M", low=0.0, low_open=True, caller=caller)
+        _check_h(H, caller, allow_tuned=True)
+        _check_calibration(calibration, noise, caller)
+        _check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
+        _check_x1(x1, n, caller)
+        self.n = n
+        self.T = T
+        self.M = M
+        self.epsilon = epsilon
+        self.H = H
+        self.calibration = calibration
+        self.sensitivity = sensitivity
+        self.clip = clip
+        self.x1 = x1
+        self.noise = noise
+        self.delta = delta
+        self.rng = rng
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, M = int(self.n), int(self.T), float(self.M)
+        off = _is_off(self.epsilon)
+        l1 = self.noise == "laplace"
+        # Sensitivity of one round's chain vector between neighbours (same x_t, same chain):
+        # ||g - g'||_2 <= 2 * 2 sqrt(2) M and ||g - g'||_1 <= 2 * 4M.
+        sound = 8.0 * M if l1 else 4.0 * _SQRT2 * M
+        base = {"sound": sound, "conservative": 8.0 * M}
+        if self.H is None:
+            H = M / math.sqrt(n * T)
+        elif self.H == "tuned":
+            lt = max(1.0, math.log(T))
+            delta_h = self.sensitivity if self.sensitivity is not None else base.get(
+                self.calibration, sound)
+            a = 72.0 * M * M * lt
+            if not off:
+                a += 48.0 * n * M * float(delta_h) * lt ** 2.5 / float(self.epsilon)
+            H = math.sqrt(2.0 * a / (n * T))
+        else:
+            H = float(self.H)
+        lipschitz = 4.0 * M + H * math.sqrt(n)
+        if self.sensitivity is not None:
+            cal = float(self.sensitivity)
+        elif self.calibration == "paper":
+            cal = lipschitz
+        else:
+            cal = base[self.calibration]
+        if self.clip:
+            # Rescaling every chain vector to norm <= G makes ||g - g'|| <= 2G for any input.
+            gclip = cal / 2.0 if self.calibration != "paper" or self.sensitivity is not None \
+                else sound / 2.0
+            needed = 2.0 * gclip
+        else:
+            gclip = None
+            needed = cal if self.sensitivity is not None else sound
+        eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
+        if not off and eps_eff > float(self.epsilon) * (1 + 1e-12):
+            warnings.warn(
+                f"SubmodPFTAL(calibration={self.calibration!r}) calibrates the counter to "
+                f"{cal:.4g} < the sensitivity {needed:.4g}; the run is {eps_eff:.4g}-DP, not "
+                f"{float(self.epsilon):.4g}-DP. Use calibration='sound' for the requested epsilon.",
+                RuntimeWarning, stacklevel=4,
+            )
+        return {
+            "n": n, "T": T, "M": M, "H": H, "lipschitz": lipschitz,
+            "calibration": self.calibration if self.sensitivity is None else "user",
+            "norm": "l1" if l1 else "l2", "calibrated_sensitivity": cal,
+            "sensitivity_needed": needed, "gradient_clip": gclip, "noise_off": off,
+            "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
+        }
+
+    def _select(self) -> np.ndarray:
+        self._x = self._oco.point()
+        u = 1.0 - float(self._play_rng.random())  # U in (0, 1]: x_i = 0 is never chosen
+        return self._x >= u
+
+    def _update(self, f: SetFunction) -> None:  # type: ignore[override]
+        _, g = lovasz_subgradient(f, self._x)
+        if self._params["gradient_clip"] is not None:
+            g = _clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
+        self._oco._step(g + self._params["H"] * self._x)
+
+    def expected_value(self, f: SetFunction) -> float:
+        """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding
+        (non-private diagnostic; uncounted)."""
+        order = chain_order(self._x)
+        return float(chain_weights(self._x, order) @ chain_values(f, order, count=False))
+
+
+class BanditSubmodPFTAL(_SubmodBase):
+    r"""Private online submodular minimization with bandit feedback (Cardoso and Cummings 2018,
+    Algorithm 2 "BanditSubmodPFTAL").
+
+    Round ``t``: take the chain of :math:`x_t` (weights :math:`\mu`), draw chain set :math:`B_k`
+    with probability :math:`\rho_k = (1-\gamma)\mu_k + \gamma/(n+1)`, play it, observe
+    :math:`y = f_t(B_k)` (the only evaluation), build the corrected one-point estimate
+    :math:`\hat g_t` (:mod:`dpsubmod.online.onepoint`; unbiased for the chain subgradient, Lemma
+    4), feed :math:`\hat g_t + H x_t` to the tree counter and move to
+    :math:`x_{t+1} = \mathrm{clip}(\bar x_t - \hat v_t/(tH), 0, 1)`.
+
+    Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
+    function, when the counter is calibrated to :math:`\Delta = 4M(n+1)/\gamma` (default; the
+    values are clipped to :math:`[-M, M]` so this holds for any input). Given the released past
+    the law of :math:`(S_t, \xi_t)` depends only on :math:`x_t`, so only the counter touches the
+    data. Expected regret :math:`\tilde O(M n^{3/2} T^{3/4}/\varepsilon)` (Theorem 9 with the
+    reading of ``H`` in the module docstring; the sound calibration changes the privacy term to
+    :math:`\tilde O(M n^{3/2}\sqrt T/\varepsilon)`, inside the claim). Without noise the
+    exploration cost :math:`2\gamma M T` and the estimator variance give :math:`O(n M T^{3/4})`.
+
+    Parameters
+    ----------
+    n, T, M, epsilon, noise, delta, x1, rng
+        As in :class:`SubmodPFTAL` (``x1`` defaults to 0).
+    H : float, optional
+        Default :math:`M/(\sqrt n\, T^{1/4})`.
+    gamma : float, optional
+        Exploration probability in (0, 1]. Default :math:`\min(1, n/T^{1/4})` (Theorem 9); a
+        value above 1 (including the theorem's when :math:`T < n^4`) is clipped to 1 with a
+        warning.
+    calibration : {"sound", "paper"}, default="sound"
+        :math:`\Delta = 4M(n+1)/\gamma`, or the paper's :math:`L = 4M + 2H\sqrt n`, which is not
+        ``epsilon``-DP: the report then carries :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)` and a
+        warning is issued.
+    sensitivity : float, optional
+        Override of :math:`\Delta` (trusted as given).
+    clip : bool, default=True
+        Clip observed values to :math:`[-M, M]` (no-op on valid inputs).
+    """
+
+    feedback = "bandit"
+
+    def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | None = None,
+                 gamma: float | None = None, calibration: str = "sound",
+                 sensitivity: float | None = None, clip: bool = True, x1: object = None,
+                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None):
+        caller = "BanditSubmodPFTAL"
+        self._check_common(n, T, caller)
+        check_real(M, "M", low=0.0, low_open=True, caller=caller)
+        _check_h(H, caller, allow_tuned=False)
+        if gamma is not None:
+            check_real(gamma, "gamma", low=0.0, low_open=True, caller=caller,
+                       fix="gamma is a mixing probability; values above 1 are clipped to 1.")
+        _check_calibration(calibration, noise, caller)
+        _check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
+        _check_x1(x1, n, caller)
+        self.n = n
+        self.T = T
+        self.M = M
+        self.epsilon = epsilon
+        self.H = H
+        self.gamma = gamma
+        self.calibration = calibration
+        self.sensitivity = sensitivity
+        self.clip = clip
+        self.x1 = x1
+        self.noise = noise
+        self.delta = delta
+        self.rng = rng
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, M = int(self.n), int(self.T), float(self.M)
+        off = _is_off(self.epsilon)
+        H = M / (math.sqrt(n) * T ** 0.25) if self.H is None else float(self.H)
+        gamma = resolve_gamma(self.gamma, n / T ** 0.25, "BanditSubmodPFTAL",
+                              "n / T^(1/4) (Theorem 9)")
+        lipschitz = 4.0 * M + 2.0 * H * math.sqrt(n)
+        sound = 4.0 * M * (n + 1) / gamma
+        if self.sensitivity is not None:
+            cal = float(self.sensitivity)
+            needed = cal
+        else:
+            cal = lipschitz if self.calibration == "paper" else sound
+            needed = sound
+        eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
+        if not off and eps_eff > float(self.epsilon) * (1 + 1e-12):
+            warnings.warn(
+                f"BanditSubmodPFTAL(calibration={self.calibration!r}) calibrates the counter to "
+                f"{cal:.4g}, below the sensitivity 4M(n+1)/gamma = {needed:.4g} of the one-point "
+                f"estimate; the run is only {eps_eff:.4g}-DP, not {float(self.epsilon):.4g}-DP. "
+                "Use calibration='sound' for the requested epsilon.",
+                RuntimeWarning, stacklevel=4,
+            )
+        return {
+            "n": n, "T": T, "M": M, "H": H, "gamma": gamma, "lipschitz": lipschitz,
+            "calibration": self.calibration if self.sensitivity is None else "user",
+            "calibrated_sensitivity": cal, "sensitivity_needed": needed, "noise_off": off,
+            "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
+        }
+
+    def _select(self) -> np.ndarray:
+        x = self._oco.point()
+        self._x = x
+        order = chain_order(x)
+        rho = exploration_probabilities(chain_weights(x, order), self._params["gamma"])
+        u, v = self._play_rng.random(2)  # both drawn every round: one stream position per round
+        k = sample_index(rho, float(u))
+        self._draw = (order, rho, k, 1 if v < 0.5 else -1)
+        mask = np.zeros(x.size, dtype=bool)
+        mask[order[:k]] = True
+        return mask
+
+    def _update(self, y: float) -> None:  # type: ignore[override]
+        order, rho, k, xi = self._draw
+        if self.clip:
+            M = self._params["M"]
+            y = min(max(y, -M), M)
+        ghat = one_point_gradient(order, rho, k, y, xi)
+        self._oco._step(ghat + self._params["H"] * self._x)
+
+    def expected_value(self, f: SetFunction) -> float:
+        """``sum_k rho_k f(B_k)``: the exact expected cost of the exploration draw
+        (non-private diagnostic; uncounted)."""
+        order, rho, _, _ = self._draw
+        return float(rho @ chain_values(f, order, count=False))
+
+
+def _check_h(H: object, caller: str, *, allow_tuned: bool) -> None:
+    if H is None:
+        return
+    if isinstance(H, str):
+        if allow_tuned and H == "tuned":
+            return
+        raise ValidationError(
+            f"The 'H' parameter of {caller} must be a positive float"
+            + (", 'tuned'" if allow_tuned else "") + f" or None; got {H!r}."
+        )
+    check_real(H, "H", low=0.0, low_open=True, caller=caller)
+
+
+def resolve_gamma(gamma: float | None, default: float, caller: str, what: str) -> float:
+    """The exploration probability: ``gamma`` or ``default``, clipped to 1 with a warning."""
+    g = default if gamma is None else float(gamma)
+    if g > 1.0:
+        source = f"the default {what}" if gamma is None else "the given gamma"
+        warnings.warn(
+            f"{caller}: {source} is {g:.4g} > 1, which is not a probability; clipped to 1 "
+            "(every round explores uniformly over the chain). The theorem's rate needs a larger T.",
+            RuntimeWarning, stacklevel=4,
+        )
+        g = 1.0
+    return g

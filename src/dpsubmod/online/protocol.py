@@ -1,0 +1,271 @@
+"""The online learner protocol.
+
+A learner plays ``T`` rounds against a stream of set functions on ``range(n)``. Each round it
+commits to a set with :meth:`Learner.select`, then receives :meth:`Learner.update` with the round's
+feedback:
+
+* ``feedback = "full"`` (full information): the round's :class:`~dpsubmod.functions.SetFunction`
+  itself, which the learner may evaluate anywhere;
+* ``feedback = "bandit"``: the float ``f_t(S_t)``, the value of the played set and nothing else.
+
+Selections are returned as **sorted tuples of Python ints** (hashable, printed in a fixed order,
+and accepted as they are by ``f(S)``).
+
+Learners follow river's habits (``river/base/base.py``): the constructor stores every parameter
+untouched in a public attribute of the same name; all state (iterates, counters, the random
+generator) lives in underscore attributes and is built lazily by ``_reset()`` on the first
+``select()`` or an explicit :meth:`Learner.reset`; :meth:`Learner.clone` builds a fresh learner
+from the parameters. The ``rng`` parameter is resolved only in ``_reset()``, so a learner built
+with an integer seed replays the same run after every ``reset()`` and every ``clone()``, and
+``clone(rng=other_seed)`` gives an independent replica.
+
+Whether a learner is private is a property of its state: :attr:`Learner.privacy` returns the
+privacy report of what has been released so far, or ``None`` for non-private learners (and for
+private learners with the noise switched off, which are *not* private).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from .._validation import check_int, check_real
+from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..functions.base import SetFunction
+
+__all__ = ["Learner", "OnlineBase", "Feedback", "Sense", "as_selection"]
+
+Feedback = Literal["full", "bandit"]
+Sense = Literal["min", "max"]
+
+
+def as_selection(mask: np.ndarray) -> tuple[int, ...]:
+    """The sorted tuple of Python ints of a boolean mask (the protocol's selection type)."""
+    return tuple(np.flatnonzero(mask).tolist())
+
+
+class OnlineBase:
+    """Parameters public and untouched, state private, clone from the parameters.
+
+    Subclasses store every ``__init__`` argument under its own name and build their state in
+    ``_reset()``; they never touch a parameter after construction.
+    """
+
+    def _get_params(self) -> dict[str, Any]:
+        """The constructor arguments, read back from the attributes of the same names."""
+        sig = inspect.signature(type(self).__init__)
+        params: dict[str, Any] = {}
+        for name, p in sig.parameters.items():
+            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            params[name] = getattr(self, name)
+        return params
+
+    def clone(self, **overrides: Any) -> OnlineBase:
+        """A fresh object with the same parameters (state not copied), ``overrides`` replacing some.
+
+        ``clone(rng=seed)`` is the way to get an independent replica with another seed.
+        """
+        params = self._get_params()
+        unknown = set(overrides) - set(params)
+        if unknown:
+            raise ValidationError(
+                f"clone() of {type(self).__name__} got unknown parameter(s) {sorted(unknown)}; "
+                f"valid ones are {sorted(params)}."
+            )
+        params.update(overrides)
+        return type(self)(**params)
+
+    def _reset(self) -> None:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def reset(self) -> OnlineBase:
+        """Forget all state; the next round is round 1 again (same seed, same run)."""
+        self._reset()
+        return self
+
+    def __repr__(self) -> str:
+        def fmt(v: Any) -> str:
+            if isinstance(v, np.ndarray):
+                return f"array(shape={v.shape})"
+            if isinstance(v, np.random.Generator):
+                return "Generator(...)"
+            return repr(v)
+
+        inner = ", ".join(f"{k}={fmt(v)}" for k, v in self._get_params().items())
+        return f"{type(self).__name__}({inner})"
+
+
+class Learner(OnlineBase, ABC):
+    """Base class of online set-selection learners (minimization or maximization).
+
+    Subclasses set the class attributes ``feedback`` and ``sense``, store their parameters (they
+    must include ``n``, ``T`` and ``rng``), and implement ``_reset()`` (calling
+    ``super()._reset()`` first), ``_select() -> mask`` and ``_update(feedback)``. The base class
+    enforces the protocol: ``select`` and ``update`` alternate, at most ``T`` rounds are played,
+    full-information feedback is a SetFunction on the same ground set and bandit feedback a finite
+    float, all checked before the learner's state changes.
+
+    Class attributes
+    ----------------
+    feedback : {"full", "bandit"}
+        What :meth:`update` receives.
+    sense : {"min", "max"}
+        ``"min"``: feedback values are losses to minimise; ``"max"``: rewards to maximise.
+
+    Notes
+    -----
+    Learners are not thread-safe, and a learner object plays one run at a time: the harness
+    (:func:`dpsubmod.online.run`) clones the learner it is given, so the caller's object is
+    never advanced.
+    """
+
+    feedback: ClassVar[Feedback] = "full"
+    sense: ClassVar[Sense] = "min"
+
+    # -- state --------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        """Build fresh state. Subclasses call this first, then build their own."""
+        self._round = 0  # rounds completed (select + update)
+        self._pending = False  # a set was selected and awaits its feedback
+        self._last: tuple[int, ...] | None = None
+
+    def _ensure_state(self) -> None:
+        if not hasattr(self, "_round"):
+            self._reset()
+
+    @property
+    def t(self) -> int:
+        """Number of completed rounds (0 before the first update)."""
+        self._ensure_state()
+        return self._round
+
+    @property
+    def horizon(self) -> int:
+        """The number of rounds ``T`` the learner was built for."""
+        return int(self.T)  # type: ignore[attr-defined]
+
+    # -- protocol -----------------------------------------------------------------------------
+    def select(self) -> tuple[int, ...]:
+        """Commit to this round's set (before the round's function is revealed).
+
+        Returns
+        -------
+        tuple of int
+            The selected set, sorted.
+
+        Raises
+        ------
+        ValidationError
+            ``select`` was called twice without an ``update`` in between.
+        StreamLengthError
+            All ``T`` rounds have been played.
+        """
+        self._ensure_state()
+        if self._pending:
+            raise ValidationError(
+                f"{type(self).__name__}.select() was called twice in round {self._round + 1}; "
+                "call update(feedback) with the round's feedback before selecting again."
+            )
+        if self._round >= self.horizon:
+            raise StreamLengthError(
+                f"{type(self).__name__} was built for T={self.horizon} rounds and all of them "
+                "have been played; build it with a larger T, or reset() it."
+            )
+        sel = as_selection(self._select())
+        self._pending = True
+        self._last = sel
+        return sel
+
+    def update(self, feedback: SetFunction | float) -> None:
+        """Receive the feedback of the round just played.
+
+        Parameters
+        ----------
+        feedback : SetFunction or float
+            Full information: the round's function (same ground set). Bandit: the finite value
+            ``f_t(S_t)`` of the set returned by the last :meth:`select`.
+
+        Raises
+        ------
+        ValidationError
+            No set is awaiting feedback, the value is not finite, or (full information) the
+            ground sets differ (:class:`GroundSetMismatchError`).
+        ParameterTypeError
+            The feedback has the wrong type for this learner.
+        """
+        self._ensure_state()
+        if not self._pending:
+            raise ValidationError(
+                f"{type(self).__name__}.update() was called without a pending selection; "
+                "call select() first, then update() with that round's feedback."
+            )
+        if self.feedback == "full":
+            if not isinstance(feedback, SetFunction):
+                raise ParameterTypeError(
+                    f"{type(self).__name__} is a full-information learner: update() takes the "
+                    f"round's SetFunction; got {type(feedback).__name__}."
+                )
+            if feedback.n != self.n:  # type: ignore[attr-defined]
+                raise GroundSetMismatchError(
+                    f"The round's function has a ground set of size {feedback.n} but "
+                    f"{type(self).__name__} plays on n={self.n}; "  # type: ignore[attr-defined]
+                    "both must be defined on the same ground set range(n)."
+                )
+            self._update(feedback)
+        else:
+            if isinstance(feedback, SetFunction):
+                raise ParameterTypeError(
+                    f"{type(self).__name__} is a bandit learner: update() takes the float value "
+                    "f_t(S_t) of the played set, not the function."
+                )
+            value = check_real(feedback, "feedback", caller=f"{type(self).__name__}.update")
+            self._update(value)
+        self._pending = False
+        self._round += 1
+
+    @abstractmethod
+    def _select(self) -> np.ndarray:
+        """This round's set as a boolean mask of length n."""
+
+    @abstractmethod
+    def _update(self, feedback: SetFunction | float) -> None:
+        """Learn from validated feedback."""
+
+    # -- diagnostics and privacy --------------------------------------------------------------
+    def expected_value(self, f: SetFunction) -> float | None:
+        """Exact expectation of ``f(S_t)`` over the learner's own randomness in this round.
+
+        Called between :meth:`select` and :meth:`update`; it conditions on the learner's state
+        (for a private learner, on the noise drawn so far) and averages over the round's own
+        rounding or exploration draw. It evaluates ``f`` where the learner did not play, so it is
+        a **non-private diagnostic** for experiments (the harness records it to reduce the
+        variance of regret curves); it does not count in ``f.evaluations`` and never changes
+        the learner. ``None`` when the learner cannot compute it.
+        """
+        return None
+
+    @property
+    def privacy(self) -> Any:
+        """The privacy spent so far (a report with ``epsilon``, ``delta`` and the ledger), or
+        ``None`` for a learner that gives no privacy guarantee."""
+        return None
+
+    @property
+    def epsilon_spent(self) -> float:
+        """The epsilon of everything released so far: 0 before the first selection of a private
+        learner's noisy state, ``inf`` for a learner that gives no guarantee."""
+        rep = self.privacy
+        if rep is None:
+            return math.inf
+        return float(rep.epsilon)
+
+    # -- helpers for subclasses ---------------------------------------------------------------
+    @staticmethod
+    def _check_common(n: object, T: object, caller: str) -> None:
+        check_int(n, "n", low=1, caller=caller)
+        check_int(T, "T", low=1, caller=caller)

@@ -1,0 +1,55 @@
+"""Polytopes: linear-optimization oracles, interior points and sphere sampling, and oblivious
+rounding (swap, knapsack pipage, threshold).
+
+These are the feasible regions of continuous greedy, DPCG, online Frank-Wolfe and the
+projection-free private bandit, which reach them only through ``linear_max``.
+"""
+
+from ._hull import AffineHull
+from .interior import (
+    ShrunkPolytope,
+    SphereSampler,
+    affine_hull,
+    direction_basis,
+    inner_ball,
+    shrink,
+    sphere_sampler,
+    vertex_simplex_ball,
+)
+from .oracles import (
+    Box,
+    InnerBall,
+    KnapsackPolytope,
+    MatroidBasePolytope,
+    MatroidPolytope,
+    Polytope,
+    Simplex,
+    SubmodularBasePolytope,
+    as_polytope,
+)
+from .rounding import ConvexDecomposition, knapsack_rounding, swap_rounding, threshold_rounding
+
+__all__ = [
+    "Polytope",
+    "Box",
+    "Simplex",
+    "MatroidPolytope",
+    "MatroidBasePolytope",
+    "SubmodularBasePolytope",
+    "KnapsackPolytope",
+    "as_polytope",
+    "AffineHull",
+    "InnerBall",
+    "affine_hull",
+    "direction_basis",
+    "inner_ball",
+    "vertex_simplex_ball",
+    "shrink",
+    "ShrunkPolytope",
+    "SphereSampler",
+    "sphere_sampler",
+    "swap_rounding",
+    "ConvexDecomposition",
+    "knapsack_rounding",
+    "threshold_rounding",
+]

@@ -1,0 +1,433 @@
+"""Continual release of prefix sums: tree aggregation (the binary mechanism).
+
+The binary mechanism (Dwork, Naor, Pitassi & Rothblum 2010; Chan, Shi & Song 2011, "Private and
+continual release of statistics", Algorithm 2) releases, after each of ``T`` items
+``x_1, ..., x_T`` in ``R^d``, a noisy prefix sum ``x_1 + ... + x_t``. Each dyadic block of items
+(a *node*: items ``j 2^h + 1 .. (j + 1) 2^h`` at level ``h``) gets its own noise, drawn once when
+the node is completed; the prefix at step ``t`` is the sum of the nodes of the set bits of ``t``,
+so at most ``popcount(t) <= L`` noisy nodes, where ``L = tree_levels(T) = floor(log2 T) + 1``.
+
+Privacy. Neighbouring streams differ in one item, ``||x_t - x'_t|| <= sensitivity`` (l1 norm for
+Laplace noise, l2 norm for l2-Laplace and Gaussian noise; the caller guarantees it, e.g. by
+clipping items to norm ``sensitivity / 2``). An item lies in at most one completed node per
+level, hence in at most ``L`` released nodes, so:
+
+* ``noise="laplace"``: i.i.d. Laplace noise of scale ``L * sensitivity / epsilon`` per
+  coordinate is ``epsilon``-DP for the whole stream of releases;
+* ``noise="l2laplace"``: node noise with density ``prop. to exp(-||z||_2 / s)``,
+  ``s = L * sensitivity / epsilon`` ("high-dimensional Laplace", as in Smith & Thakurta 2013 and
+  Cardoso & Cummings 2018, with the sensitivity, not an item norm bound), is ``epsilon``-DP;
+* ``noise="gaussian"``: the vector of all node values has l2 sensitivity
+  ``sqrt(L) * sensitivity``; with ``N(0, sigma^2)`` noise it is ``rho``-zCDP for
+  ``rho = L sensitivity^2 / (2 sigma^2)``. From ``(epsilon, delta)`` the numpy backend calibrates
+  ``sigma`` exactly by the analytic Gaussian (Balle & Wang 2018) at sensitivity
+  ``sqrt(L) * sensitivity``; grid (secure) backends calibrate through zCDP
+  (``rho`` from :func:`~dpsubmod.privacy.accounting.rho_for_target`), since their discrete
+  Gaussian is certified through zCDP only.
+
+Every prefix is post-processing of the node releases, so the whole stream costs one privacy event.
+
+Honaker's estimator (Honaker 2015, "Efficient use of differentially private binary trees";
+the online form of TensorFlow Privacy's ``EfficientTreeAggregator``): every completed node is
+released, and each node's estimate is the inverse-variance-weighted combination of its own noisy
+value and the sum of its two children's estimates. With node variance ``v`` the estimate at
+height ``h`` has variance ``v 2^h / (2^(h+1) - 1)`` (``v`` at a leaf, tending to ``v / 2``), and it
+is the best linear unbiased estimate of the node from its subtree (Hay, Rastogi, Miklau & Suciu
+2010). At step ``t`` every completed node lies inside one block of the decomposition of
+``[1, t]``, so the prefix built from these estimates is the best linear unbiased estimate from
+everything released so far. Privacy is unchanged (the same nodes, post-processed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike
+from .._validation import check_delta, check_finite, check_int, check_real
+from ..errors import ParameterTypeError, StreamLengthError, ValidationError
+from .accounting import PrivacyEvent, _check_finite_epsilon, rho_for_target
+from .backends import NoiseBackend, resolve_backend
+from .mechanisms import gaussian_sigma_analytic
+
+__all__ = ["TreeAggregator", "tree_levels", "NOISES", "honaker_variance_ratio"]
+
+#: Node-noise families: name -> the norm the per-step sensitivity is measured in.
+NOISES: dict[str, str] = {"laplace": "l1", "l2laplace": "l2", "gaussian": "l2"}
+
+
+def tree_levels(T: int) -> int:
+    """Number of tree levels an item of a stream of length ``T`` can touch: ``floor(log2 T) + 1``.
+
+    Nodes at higher levels span more than ``T`` items and are never completed, so an item lies in
+    at most this many released nodes and a prefix sum uses at most this many nodes. It equals
+    ``ceil(log2 T) + 1`` when ``T`` is a power of two and is one less otherwise.
+
+    >>> [tree_levels(T) for T in (1, 2, 3, 4, 5, 8, 1000, 1024)]
+    [1, 2, 2, 3, 3, 4, 10, 11]
+    """
+    T = check_int(T, "T", low=1, caller="tree_levels")
+    return T.bit_length()
+
+
+def honaker_variance_ratio(height: int) -> float:
+    """Variance of Honaker's estimate of a node at ``height`` over the node-noise variance.
+
+    ``2^h / (2^(h+1) - 1)``: 1 at a leaf, 2/3 one level up, tending to 1/2.
+    """
+    h = check_int(height, "height", low=0, caller="honaker_variance_ratio")
+    return 2.0**h / (2.0 ** (h + 1) - 1.0)
+
+
+class TreeAggregator:
+    """Private prefix sums of a vector stream by tree aggregation (binary mechanism).
+
+    A river-style state machine: :meth:`update` takes one item, :meth:`prefix` returns the
+    current noisy prefix sum. Chan, Shi & Song 2011 (Algorithm 2, "binary mechanism");
+    Dwork, Naor, Pitassi & Rothblum 2010. See the module docstring for the guarantee.
+
+    Guarantee
+        ``epsilon``-DP (Laplace, l2-Laplace), ``(epsilon, delta)``-DP and ``rho``-zCDP
+        (Gaussian) for the whole sequence of ``T`` releases.
+    Neighbouring relation
+        Streams of length ``<= T`` differing in one item, with
+        ``||x_t - x'_t|| <= sensitivity`` (l1 for Laplace, l2 otherwise).
+    Runtime and memory
+        ``O(d log T)`` memory; ``O(d log T)`` work per step. The plain mechanism draws one noise
+        vector per step (the node completed at that step that a prefix can use); Honaker's draws
+        one per completed node (``2T - popcount(T)`` in all).
+
+    Parameters
+    ----------
+    T : int
+        Horizon: the largest number of items the stream may have (``>= 1``).
+    dim : int, default=1
+        Dimension ``d`` of every item.
+    noise : {"laplace", "l2laplace", "gaussian"}, default="laplace"
+        Node-noise family.
+    sensitivity : float
+        Largest norm of the change of one item between neighbouring streams (l1 for
+        ``"laplace"``, l2 otherwise), ``> 0``. Required.
+    epsilon : float or None, default=None
+        Privacy budget of the whole stream, ``> 0``. Required unless ``noise="gaussian"`` with
+        ``rho``.
+    delta : float, default=0.0
+        For ``noise="gaussian"`` with ``epsilon``: in ``(0, 1)``. Must be 0 otherwise.
+    rho : float or None, default=None
+        For ``noise="gaussian"`` only, instead of ``epsilon``/``delta``: the zCDP budget.
+    honaker : bool, default=False
+        Use Honaker's variance-reducing estimator (same privacy, lower variance).
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None, default=None
+        Randomness of the numpy backend, resolved once at construction (so clones built from
+        the same integer seed release the same values).
+    backend : {"numpy", "secure"}, NoiseBackend or None, default=None
+        Noise backend (:mod:`dpsubmod.privacy.backends`); the secure backend releases node values
+        on a grid with exact discrete noise and refuses l2-Laplace noise.
+    ledger : Ledger, Budget or None, default=None
+        Where the stream's single :class:`~dpsubmod.privacy.accounting.PrivacyEvent` is recorded,
+        at the first :meth:`update`, before any noise is drawn (a
+        :class:`~dpsubmod.privacy.accounting.Budget` may refuse it; then nothing changes).
+    noise_sampler : callable or None, default=None
+        For testing only: ``noise_sampler(level, index) -> array of shape (dim,)`` replaces the
+        calibrated node noise (``level`` is the node's height, ``index`` its 0-based position at
+        that level). The privacy guarantee then no longer holds.
+
+    Attributes
+    ----------
+    t : int
+        Items received so far.
+    levels : int
+        ``tree_levels(T)``.
+    scale : float
+        Node-noise scale: Laplace ``b``, l2-Laplace ``s``, Gaussian ``sigma``.
+    node_variance : float
+        Per-coordinate variance of one node's noise.
+    event : PrivacyEvent
+        The privacy cost of the whole stream.
+
+    Raises
+    ------
+    ValidationError, ParameterTypeError
+        On bad parameters, at construction.
+    StreamLengthError
+        From :meth:`update` on item ``T + 1``, before anything is drawn or released.
+
+    Examples
+    --------
+    >>> agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=1.0, rng=0)
+    >>> for _ in range(5):
+    ...     agg.update([1.0])
+    >>> agg.t, agg.levels, agg.noise_variance()  # prefix of 5 = nodes [1..4] and [5]
+    (5, 4, 64.0)
+    """
+
+    def __init__(self, T: int, dim: int = 1, *, noise: str = "laplace",
+                 sensitivity: float, epsilon: float | None = None, delta: float = 0.0,
+                 rho: float | None = None, honaker: bool = False, rng: RNGLike = None,
+                 backend: str | NoiseBackend | None = None, ledger: Any = None,
+                 noise_sampler: Callable[[int, int], Any] | None = None) -> None:
+        self.T = T
+        self.dim = dim
+        self.noise = noise
+        self.sensitivity = sensitivity
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rho = rho
+        self.honaker = honaker
+        self.rng = rng
+        self.backend = backend
+        self.ledger = ledger
+        self.noise_sampler = noise_sampler
+        self._setup()
+
+    # -- construction -----------------------------------------------------------------------
+    def _setup(self) -> None:
+        caller = "TreeAggregator"
+        T = check_int(self.T, "T", low=1, caller=caller,
+                      fix="Pass the largest number of items the stream may have.")
+        d = check_int(self.dim, "dim", low=1, caller=caller)
+        if not isinstance(self.noise, str) or self.noise not in NOISES:
+            raise ValidationError(
+                f"The 'noise' parameter of {caller} must be one of {sorted(NOISES)}; "
+                f"got {self.noise!r}."
+            )
+        sens = check_real(self.sensitivity, "sensitivity", low=0.0, low_open=True, caller=caller,
+                          fix="Pass the largest norm of the change of one item between "
+                              "neighbouring streams.")
+        if not isinstance(self.honaker, bool):
+            raise ParameterTypeError(
+                f"The 'honaker' parameter of {caller} must be a bool; got {self.honaker!r}."
+            )
+        if self.ledger is not None and not callable(getattr(self.ledger, "record", None)):
+            raise ParameterTypeError(
+                f"The 'ledger' parameter of {caller} must be a Ledger or Budget (with a record "
+                f"method) or None; got {type(self.ledger).__name__}."
+            )
+        if self.noise_sampler is not None and not callable(self.noise_sampler):
+            raise ParameterTypeError(
+                f"The 'noise_sampler' parameter of {caller} must be callable or None."
+            )
+        eps, dlt, rho = self._check_budget(caller)
+        backend = resolve_backend(self.backend, self.rng)
+        if backend.discrete and self.noise == "l2laplace":
+            raise ValidationError(
+                f"The {backend.name} backend has no exact l2-Laplace sampler; use "
+                "noise='gaussian' or noise='laplace' with an l1 sensitivity, or backend='numpy'."
+            )
+        L = T.bit_length()
+        norm = NOISES[self.noise]
+        eff = backend.effective_sensitivity(sens, kind=norm, dim=d)
+        if self.noise == "laplace":
+            scale = L * eff / eps
+            node_var = 2.0 * scale * scale
+        elif self.noise == "l2laplace":
+            scale = L * eff / eps
+            node_var = (d + 1.0) * scale * scale  # E||z||^2 = d (d + 1) s^2, split over d coords
+        else:
+            if rho is None:
+                if backend.discrete:
+                    rho = rho_for_target(eps, dlt)
+                    scale = eff * math.sqrt(L / (2.0 * rho))
+                else:
+                    scale = gaussian_sigma_analytic(eps, dlt, math.sqrt(L) * eff)
+                    rho = L * eff * eff / (2.0 * scale * scale)
+            else:
+                scale = eff * math.sqrt(L / (2.0 * rho))
+            node_var = scale * scale
+        self._T, self._d, self._L = T, d, L
+        self._sens = sens
+        self._backend = backend
+        self._scale = float(scale)
+        self._node_var = float(node_var)
+        note = self._note(norm, backend)
+        if eps is None:
+            event = PrivacyEvent.zcdp_only("tree_aggregation", rho, note=note)
+        else:
+            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note)
+        self._event = event
+        # Honaker weight on a node's own noisy value at each height (the rest goes to the sum
+        # of its children's estimates): w_h = r_h with r_h the variance ratio 2^h / (2^(h+1)-1).
+        self._w = np.array([2.0**h / (2.0 ** (h + 1) - 1.0) for h in range(L)])
+        self._t = 0
+        self._recorded = False
+        self._open = np.zeros((L, d))   # exact sums of the nodes still being filled
+        self._done = np.zeros((L, d))   # released value of the latest completed node per level
+        self._prefix = np.zeros(d)
+
+    def _check_budget(self, caller: str) -> tuple[float | None, float, float | None]:
+        if self.noise == "gaussian":
+            if self.rho is not None:
+                if self.epsilon is not None or self.delta != 0.0:
+                    raise ValidationError(
+                        f"{caller}: pass either rho, or epsilon and delta, not both."
+                    )
+                rho = check_real(self.rho, "rho", low=0.0, low_open=True, caller=caller)
+                return None, 0.0, rho
+            if self.epsilon is None:
+                raise ValidationError(
+                    f"{caller} with noise='gaussian' needs epsilon and delta (or rho)."
+                )
+            eps = _check_finite_epsilon(self.epsilon, caller=caller)
+            dlt = check_real(self.delta, "delta", low=0.0, high=1.0, low_open=True,
+                             high_open=True, caller=caller,
+                             fix="Gaussian noise needs 0 < delta < 1; use noise='laplace' for "
+                                 "pure DP.")
+            return eps, dlt, None
+        if self.rho is not None:
+            raise ValidationError(
+                f"The 'rho' parameter of {caller} applies only to noise='gaussian'."
+            )
+        if self.epsilon is None:
+            raise ValidationError(f"{caller} needs epsilon (the budget of the whole stream).")
+        eps = _check_finite_epsilon(self.epsilon, caller=caller)
+        dlt = check_delta(self.delta, caller=caller)
+        if dlt != 0.0:
+            raise ValidationError(
+                f"The 'delta' parameter of {caller} must be 0 with noise={self.noise!r} "
+                "(pure DP); use noise='gaussian' for (epsilon, delta)-DP."
+            )
+        return eps, 0.0, None
+
+    def _note(self, norm: str, backend: NoiseBackend) -> str:
+        return (f"binary mechanism, T={self._T}, levels={self._L}, node noise {self.noise} "
+                f"(scale {self._scale:.6g}), per-step {norm} sensitivity={self._sens:g}"
+                f"{', Honaker estimator' if self.honaker else ''}, "
+                f"backend={backend.label(self._sens, dim=self._d)}")
+
+    # -- public state -----------------------------------------------------------------------
+    @property
+    def t(self) -> int:
+        """Number of items received."""
+        return self._t
+
+    @property
+    def levels(self) -> int:
+        """``tree_levels(T)``: the most nodes an item touches or a prefix uses."""
+        return self._L
+
+    @property
+    def scale(self) -> float:
+        """Node-noise scale (Laplace ``b``, l2-Laplace ``s`` or Gaussian ``sigma``)."""
+        return self._scale
+
+    @property
+    def node_variance(self) -> float:
+        """Per-coordinate variance of one node's noise."""
+        return self._node_var
+
+    @property
+    def event(self) -> PrivacyEvent:
+        """The privacy cost of the whole stream (recorded in ``ledger`` at the first update)."""
+        return self._event
+
+    def noise_variance(self, t: int | None = None) -> float:
+        """Per-coordinate variance of the noise in the prefix sum after ``t`` items.
+
+        Plain: ``popcount(t) * node_variance``. Honaker:
+        ``node_variance * sum over set bits h of t of 2^h / (2^(h+1) - 1)``. For a grid
+        (secure) backend this is the variance of the continuous noise it approximates.
+
+        Parameters
+        ----------
+        t : int or None, default=None
+            Step in ``[0, T]``; ``None`` means the current step.
+        """
+        t = self._t if t is None else check_int(t, "t", low=0, high=self._T,
+                                                caller="TreeAggregator.noise_variance")
+        bits = [h for h in range(self._L) if (t >> h) & 1]
+        if self.honaker:
+            return self._node_var * float(sum(self._w[h] for h in bits))
+        return self._node_var * len(bits)
+
+    # -- the stream -------------------------------------------------------------------------
+    def update(self, x: Any) -> None:
+        """Add item ``x`` (shape ``(dim,)``, or a scalar when ``dim == 1``) to the stream.
+
+        Raises
+        ------
+        StreamLengthError
+            When ``T`` items were already received; nothing is drawn or released.
+        BudgetExceededError
+            From a :class:`~dpsubmod.privacy.accounting.Budget` ledger at the first update.
+        """
+        if self._t >= self._T:
+            raise StreamLengthError(
+                f"TreeAggregator was declared with horizon T={self._T} and has received "
+                f"{self._t} items; item {self._t + 1} is refused and nothing was released. "
+                "Build a new aggregator with a larger T (its noise is calibrated to T)."
+            )
+        arr = check_finite(x, "x", caller="TreeAggregator.update")
+        if arr.ndim == 0 and self._d == 1:
+            arr = arr.reshape(1)
+        if arr.shape != (self._d,):
+            raise ValidationError(
+                f"The 'x' argument of TreeAggregator.update must have shape ({self._d},); "
+                f"got {arr.shape}."
+            )
+        if not self._recorded:
+            if self.ledger is not None:
+                self.ledger.record(self._event)
+            self._recorded = True
+        t = self._t + 1
+        self._open += arr
+        top = (t & -t).bit_length() - 1  # trailing zeros: the levels whose node ends at t
+        left_prev = None
+        child = None
+        for h in range(top + 1):
+            exact = self._open[h].copy()
+            self._open[h] = 0.0
+            if not self.honaker and h < top:
+                continue  # never part of a prefix: not released, no noise drawn
+            value = self._release(h, (t >> h) - 1, exact)
+            if self.honaker and h > 0:
+                w = self._w[h]
+                value = w * value + (1.0 - w) * (left_prev + child)
+            left_prev = self._done[h].copy()  # left sibling of the node completed above
+            self._done[h] = value
+            child = value
+        self._t = t
+        self._prefix = np.zeros(self._d)
+        for h in range(self._L):
+            if (t >> h) & 1:
+                self._prefix += self._done[h]
+
+    def _release(self, level: int, index: int, exact: np.ndarray) -> np.ndarray:
+        """The noisy value of the node at (``level``, ``index``); each node is released once."""
+        if self.noise_sampler is not None:
+            noise = np.asarray(self.noise_sampler(level, index), dtype=float).reshape(self._d)
+            return exact + noise
+        b = self._backend
+        if self.noise == "laplace":
+            return b.add_laplace(exact, self._scale, sensitivity=float(self.sensitivity))
+        if self.noise == "l2laplace":
+            return b.add_l2_laplace(exact, self._scale, sensitivity=float(self.sensitivity))
+        return b.add_gaussian(exact, self._scale, sensitivity=float(self.sensitivity))
+
+    def prefix(self) -> np.ndarray:
+        """The noisy sum of the items received so far (zeros before the first item)."""
+        return self._prefix.copy()
+
+    # -- river-style helpers ----------------------------------------------------------------
+    def _get_params(self) -> dict[str, Any]:
+        return {
+            "T": self.T, "dim": self.dim, "noise": self.noise, "sensitivity": self.sensitivity,
+            "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
+            "honaker": self.honaker, "rng": self.rng, "backend": self.backend,
+            "ledger": self.ledger, "noise_sampler": self.noise_sampler,
+        }
+
+    def clone(self) -> TreeAggregator:
+        """A fresh aggregator with the same parameters (an integer ``rng`` gives the same noise).
+
+        A clone is a new release: it records its own event in ``ledger`` when used.
+        """
+        return TreeAggregator(**self._get_params())
+
+    def __repr__(self) -> str:
+        budget = (f"rho={self.rho}" if self.epsilon is None
+                  else f"epsilon={self.epsilon}" + (f", delta={self.delta}" if self.delta else ""))
+        return (f"TreeAggregator(T={self.T}, dim={self.dim}, noise={self.noise!r}, "
+                f"sensitivity={self.sensitivity}, {budget}, honaker={self.honaker}, t={self._t})")
