@@ -13,8 +13,10 @@ import warnings
 import numpy as np
 from _harness import measure, table
 
-from dpsubmod.functions.facility_location import FacilityLocation
-from dpsubmod.offline import greedy, lazy_greedy
+from dpsubmod.functions import FacilityLocation
+from dpsubmod.offline import greedy, lazy_greedy, list_methods
+
+list_methods()  # import every registered method now, so no run pays the import cost
 
 
 def ours_greedy(X: np.ndarray, k: int, bandwidth: float):

@@ -291,8 +291,10 @@ def random_matroid(family: str, n: int, rng: np.random.Generator):
                     k = int(m.sum())
                     return k == 0 or np.linalg.matrix_rank(vecs[:, m]) == k
 
-                return GenericMatroid(n, lambda s, vecs=vecs: ref(
-                    np.isin(np.arange(n), list(s)), vecs)), ref
+                def oracle(s, vecs=vecs):
+                    return not s or np.linalg.matrix_rank(vecs[:, sorted(s)]) == len(s)
+
+                return GenericMatroid(n, oracle), ref
         except InfeasibleConstraintError:
             continue
     raise RuntimeError(f"could not draw a feasible {family} matroid")

@@ -22,36 +22,86 @@ def _demo(args: argparse.Namespace) -> int:
 
     data = load_breast_cancer(bins=4)
     f = MutualInformation.from_records(data.X, data.y)
-    k = args.k
+    k, seeds = args.k, args.seeds
     print(f"Data: {data.source}; {data.X.shape[0]} records, one record = {data.record}.")
     print(f"Task: choose k={k} of {f.n} features that best predict the diagnosis "
           "(empirical mutual information, Krause and Guestrin).")
-    print(f"Declared sensitivity (replace one record): {f.sensitivity:.4g}\n")
+    print(f"Declared sensitivity (replace one record): {f.sensitivity:.4g}; "
+          f"private rows: mean and spread over {seeds} seeds.\n")
+    children = np.random.SeedSequence(args.seed).spawn(seeds)
+    cases: list[tuple[str, float | None]] = [("greedy", None), ("lazy_greedy", None),
+                                             ("stochastic_greedy", None), ("random", None)]
+    cases += [("private_greedy", eps) for eps in args.epsilons]
     rows = []
     ref = None
-    for method in ("greedy", "lazy_greedy", "stochastic_greedy", "random"):
+    for method, eps in cases:
+        deterministic = method in ("greedy", "lazy_greedy")
+        runs = 1 if deterministic else seeds
         t0 = time.perf_counter()
-        res = maximize(f, k, method=method, rng=args.seed)
-        dt = time.perf_counter() - t0
-        value = res.diagnostics.value
-        ref = value if ref is None else ref
-        rows.append((method, "none (not private)", value, value / ref, res.evaluations, dt,
-                     [data.feature_names[e] for e in res.selection]))
-    header = f"{'method':<20} {'privacy':<20} {'value':>8} {'vs greedy':>9} {'evals':>7} {'time':>8}"
+        results = [maximize(f, k, method=method, epsilon=eps, rng=children[i])
+                   for i in range(runs)]
+        dt = (time.perf_counter() - t0) / runs
+        vals = np.array([r.diagnostics.value for r in results])
+        ref = float(vals.mean()) if ref is None else ref
+        priv = results[0].privacy
+        ptxt = "not private" if priv is None else f"eps={priv.epsilon:g}, delta={priv.delta:g}"
+        rows.append({"method": method, "privacy": ptxt, "mean": vals.mean() / ref,
+                     "sd": vals.std() / ref, "value": vals.mean(), "evals": results[0].evaluations,
+                     "seconds": dt, "epsilon": np.nan if eps is None else eps})
+    header = (f"{'method':<18} {'privacy':<22} {'vs greedy':>9} {'+/- sd':>7} {'evals':>6} "
+              f"{'sec/run':>8}")
     print(header)
     print("-" * len(header))
-    for m, p, v, rel, ev, dt, _ in rows:
-        print(f"{m:<20} {p:<20} {v:8.4f} {rel:9.3f} {ev:7d} {dt:7.3f}s")
-    print("\nFeatures chosen by greedy:", ", ".join(rows[0][6]))
-    print("(values are computed on the private data and are not themselves private)")
+    for r in rows:
+        print(f"{r['method']:<18} {r['privacy']:<22} {r['mean']:9.3f} {r['sd']:7.3f} "
+              f"{r['evals']:6d} {r['seconds']:8.4f}")
+    greedy_sel = maximize(f, k).selection
+    print("\nFeatures chosen by the non-private greedy:",
+          ", ".join(data.feature_names[e] for e in greedy_sel))
+    print("Utility is measured on the private data; it is a diagnostic, not a private release.")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "demo.csv", "w") as fh:
-        fh.write("method,privacy,value,relative_to_greedy,evaluations,seconds\n")
-        for m, p, v, rel, ev, dt, _ in rows:
-            fh.write(f"{m},{p},{v:.6g},{rel:.6g},{ev},{dt:.6g}\n")
+        fh.write("method,epsilon,privacy,relative_utility,sd,mean_value,evaluations,seconds\n")
+        for r in rows:
+            fh.write(f"{r['method']},{r['epsilon']},\"{r['privacy']}\",{r['mean']:.6g},"
+                     f"{r['sd']:.6g},{r['value']:.6g},{r['evals']},{r['seconds']:.6g}\n")
     print(f"Table written to {out / 'demo.csv'}")
+    png = _demo_plot(rows, out / "demo.png")
+    if png:
+        print(f"Plot written to {png}")
     return 0
+
+
+def _demo_plot(rows: list[dict], path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib is not installed: pip install 'dpsubmod[plot]' for the plot)")
+        return None
+    priv = [r for r in rows if r["method"] == "private_greedy"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    eps = [r["epsilon"] for r in priv]
+    mean = np.array([r["mean"] for r in priv])
+    sd = np.array([r["sd"] for r in priv])
+    ax.plot(eps, mean, "o-", label="private greedy (Mitrovic et al. 2017)")
+    ax.fill_between(eps, mean - sd, mean + sd, alpha=0.2)
+    for r, style in ((rows[0], "k--"), (rows[3], "r:")):
+        ax.axhline(r["mean"], linestyle=style[1:], color=style[0],
+                   label=f"{r['method']} (non-private)" if r["method"] != "random"
+                   else "random feasible set")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon (total)")
+    ax.set_ylabel("utility relative to greedy")
+    ax.set_title("Feature selection, breast-cancer data")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "with the library's methods and print a comparison table.")
     demo.add_argument("--k", type=int, default=5, help="number of items to select (default 5)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--seeds", type=int, default=20,
+                      help="repetitions of each randomized method (default 20)")
+    demo.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 2.0, 8.0, 32.0],
+                      help="total privacy budgets of the private rows (default 0.5 2 8 32)")
     demo.add_argument("--out", default="dpsubmod-demo", help="output folder (default ./dpsubmod-demo)")
     demo.set_defaults(func=_demo)
     return parser

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracles import all_masks
 
 from dpsubmod.constraints import (
     CONSTRAINTS,
@@ -24,6 +23,7 @@ from dpsubmod.errors import (
     ParameterTypeError,
     ValidationError,
 )
+from oracles import all_masks
 
 
 def test_knapsack_can_add_matches_feasibility():

@@ -15,8 +15,12 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsubmod.errors import DPSubmodError, GroundSetMismatchError, ParameterTypeError
-from dpsubmod.errors import ValidationError
+from dpsubmod.errors import (
+    DPSubmodError,
+    GroundSetMismatchError,
+    ParameterTypeError,
+    ValidationError,
+)
 from dpsubmod.extensions import (
     MultilinearEstimate,
     has_closed_form,

@@ -100,7 +100,7 @@ def _scale(values: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("family", sorted(FACTORIES))
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(seed=SEEDS)
 def test_state_gains_match_brute_force(family, seed):
     rng = np.random.default_rng(seed)
@@ -124,7 +124,7 @@ def test_state_gains_match_brute_force(family, seed):
 
 
 @pytest.mark.parametrize("family", sorted(FACTORIES))
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(seed=SEEDS)
 def test_declared_properties_hold(family, seed):
     f = FACTORIES[family](np.random.default_rng(seed))

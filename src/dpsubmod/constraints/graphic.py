@@ -13,6 +13,8 @@ from .base import Matroid, set_mask
 
 __all__ = ["GraphicMatroid"]
 
+_UNION_FIND_LIMIT = 4096  # edge sets up to this size use a Python union-find, larger ones scipy
+
 
 class GraphicMatroid(Matroid):
     r"""The graphic matroid of an undirected (multi)graph: the ground set is the edge list, and a
@@ -23,8 +25,9 @@ class GraphicMatroid(Matroid):
     parallel edges are allowed (two copies form a cycle).
 
     ``can_add`` is vectorised: the connected components of the current forest are computed once
-    per call (``scipy.sparse.csgraph.connected_components``), and a candidate edge ``(u, v)`` can be
-    added iff ``u`` and ``v`` lie in different components.
+    per call (a union-find over its edges, or ``scipy.sparse.csgraph.connected_components`` for
+    large edge sets), and a candidate edge ``(u, v)`` can be added iff ``u`` and ``v`` lie in
+    different components.
 
     Parameters
     ----------
@@ -98,10 +101,35 @@ class GraphicMatroid(Matroid):
         require_positive_rank(self._rank, caller, "Give the graph an edge between two nodes.")
 
     def _components(self, mask: np.ndarray) -> tuple[int, np.ndarray]:
+        """(number of components, component label per node) of the graph of the edges in S."""
         u, v = self._u[mask], self._v[mask]
-        g = sp.coo_array((np.ones(u.size, dtype=np.int8), (u, v)),
-                         shape=(self.n_nodes, self.n_nodes))
-        return connected_components(g, directed=False)
+        if u.size > _UNION_FIND_LIMIT:
+            g = sp.coo_array((np.ones(u.size, dtype=np.int8), (u, v)),
+                             shape=(self.n_nodes, self.n_nodes))
+            return connected_components(g, directed=False)
+        # A small S (the usual case: a forest of at most `rank` edges) is cheaper with a
+        # union-find over the nodes it touches; untouched nodes are their own components.
+        parent: dict[int, int] = {}
+
+        def find(a: int) -> int:
+            root = a
+            while parent.get(root, root) != root:
+                root = parent[root]
+            while parent.get(a, a) != root:
+                parent[a], a = root, parent[a]
+            return root
+
+        merges = 0
+        for a, b in zip(u.tolist(), v.tolist()):
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+                merges += 1
+        comp = np.arange(self.n_nodes)
+        if parent:
+            touched = np.fromiter(parent.keys(), dtype=np.int64, count=len(parent))
+            comp[touched] = [find(a) for a in touched.tolist()]
+        return self.n_nodes - merges, comp
 
     def _n_components(self, mask: np.ndarray) -> int:
         return int(self._components(mask)[0])

@@ -13,6 +13,9 @@ from .base import Matroid, set_mask
 
 __all__ = ["TransversalMatroid"]
 
+_DENSE_LIMIT = 1 << 22  # items x slots below which a dense boolean copy is kept
+_KUHN_LIMIT = 256  # larger sets are matched by scipy's maximum_bipartite_matching
+
 
 class TransversalMatroid(Matroid):
     r"""The transversal matroid of a bipartite graph between items (the ground set) and slots: a set
@@ -22,9 +25,9 @@ class TransversalMatroid(Matroid):
     independent sets are the sets of ads that can be shown together. The rank is the size of a
     maximum matching.
 
-    ``is_independent`` runs one maximum bipartite matching
-    (``scipy.sparse.csgraph.maximum_bipartite_matching``). ``can_add`` answers for every
-    candidate with one matching of ``S`` and one alternating breadth-first search: a slot is
+    ``is_independent`` runs one maximum bipartite matching (augmenting paths, or
+    ``scipy.sparse.csgraph.maximum_bipartite_matching`` for large sets). ``can_add`` answers for
+    every candidate with one matching of ``S`` and one alternating breadth-first search: a slot is
     *reachable* if it is free, or matched to an item of ``S`` that is adjacent to a reachable slot;
     ``S + e`` is independent iff ``e`` is adjacent to a reachable slot (an augmenting path exists).
 
@@ -64,9 +67,12 @@ class TransversalMatroid(Matroid):
         self.adjacency = a
         self.n = int(a.shape[0])
         self.n_slots = int(a.shape[1])
-        self._csc = a.tocsc()
-        match = maximum_bipartite_matching(sp.csr_matrix(a), perm_type="column")
-        self._rank = int((match >= 0).sum())
+        # Small instances answer from a dense boolean copy: scipy's sparse row slicing costs
+        # far more than the arithmetic at these sizes.
+        self._dense = a.toarray().astype(bool) if self.n * self.n_slots <= _DENSE_LIMIT else None
+        ptr, ind = a.indptr, a.indices
+        self._adj = [ind[ptr[i]:ptr[i + 1]].tolist() for i in range(self.n)]
+        self._rank = int(self.greedy_independent(np.arange(self.n)).size)
         require_positive_rank(self._rank, caller, "Give at least one item an edge to a slot.")
 
     @property
@@ -77,8 +83,43 @@ class TransversalMatroid(Matroid):
         """Slot matched to each item of ``items`` in a maximum matching (-1 if unmatched)."""
         if items.size == 0:
             return np.zeros(0, dtype=np.int64)
-        sub = sp.csr_matrix(self.adjacency[items])
-        return np.asarray(maximum_bipartite_matching(sub, perm_type="column"), dtype=np.int64)
+        if items.size > _KUHN_LIMIT:
+            sub = sp.csr_matrix(self.adjacency[items])
+            return np.asarray(maximum_bipartite_matching(sub, perm_type="column"), dtype=np.int64)
+        owner = np.full(self.n_slots, -1, dtype=np.int64)
+        slot_of = np.full(self.n, -1, dtype=np.int64)
+        for e in items.tolist():
+            self._augment(e, owner, slot_of)
+        return slot_of[items]
+
+    def _augment(self, e: int, owner: np.ndarray, slot_of: np.ndarray) -> bool:
+        """Kuhn's step: search an alternating path from item ``e`` to a free slot (breadth
+        first) and flip it. Returns whether ``e`` was matched."""
+        prev_item: dict[int, int] = {}
+        queue = [e]
+        found = -1
+        head = 0
+        while head < len(queue) and found < 0:
+            item = queue[head]
+            head += 1
+            for j in self._adj[item]:
+                if j in prev_item:
+                    continue
+                prev_item[j] = item
+                if owner[j] < 0:
+                    found = j
+                    break
+                queue.append(int(owner[j]))
+        if found < 0:
+            return False
+        j = found
+        while j >= 0:
+            item = prev_item[j]
+            held = int(slot_of[item])
+            owner[j] = item
+            slot_of[item] = j
+            j = held
+        return True
 
     def is_independent(self, S: object) -> bool:
         items = np.flatnonzero(set_mask(S, self.n))
@@ -87,6 +128,9 @@ class TransversalMatroid(Matroid):
     def rank_of(self, S: object) -> int:
         items = np.flatnonzero(set_mask(S, self.n))
         return int((self._match(items) >= 0).sum())
+
+    def _rows(self, items: np.ndarray) -> object:
+        return self._dense[items] if self._dense is not None else self.adjacency[items]
 
     def reachable_slots(self, S: object) -> np.ndarray | None:
         """Slots from which an alternating path reaches a free slot, given a maximum matching
@@ -98,10 +142,12 @@ class TransversalMatroid(Matroid):
             return None
         good = np.ones(self.n_slots, dtype=bool)
         good[slot_of] = False
-        sub = self.adjacency[items] if items.size else None
+        if items.size == 0:
+            return good
+        sub = self._rows(items)
         done = np.zeros(items.size, dtype=bool)
         frontier = good.copy()
-        while items.size and frontier.any():
+        while frontier.any():
             hit = (sub @ frontier.astype(np.int64)) > 0
             new = hit & ~done
             if not new.any():
@@ -119,44 +165,15 @@ class TransversalMatroid(Matroid):
         good = self.reachable_slots(mask)
         if good is None:
             return np.zeros(cand.size, dtype=bool)
-        reach = (self.adjacency[cand] @ good.astype(np.int64)) > 0
+        reach = (self._rows(cand) @ good.astype(np.int64)) > 0
         return ~mask[cand] & reach
 
     def greedy_independent(self, order: object) -> np.ndarray:
         """Scan with one augmenting-path search per element (Kuhn's algorithm)."""
         order = check_indices(order, self.n, "order", unique=True)
-        ptr, ind = self.adjacency.indptr, self.adjacency.indices
         owner = np.full(self.n_slots, -1, dtype=np.int64)
         slot_of = np.full(self.n, -1, dtype=np.int64)
-        kept = []
-        for e in order.tolist():
-            # Breadth-first search over alternating paths from item e; the parent links let the
-            # path be flipped once a free slot is found.
-            prev_item: dict[int, int] = {}
-            queue = [e]
-            found = -1
-            head = 0
-            while head < len(queue) and found < 0:
-                item = queue[head]
-                head += 1
-                for j in ind[ptr[item]:ptr[item + 1]].tolist():
-                    if j in prev_item:
-                        continue
-                    prev_item[j] = item
-                    if owner[j] < 0:
-                        found = j
-                        break
-                    queue.append(int(owner[j]))
-            if found < 0:
-                continue
-            j = found
-            while j >= 0:
-                item = prev_item[j]
-                held = int(slot_of[item])
-                owner[j] = item
-                slot_of[item] = j
-                j = held
-            kept.append(e)
+        kept = [e for e in order.tolist() if self._augment(e, owner, slot_of)]
         return np.asarray(kept, dtype=np.int64)
 
     def __repr__(self) -> str:

@@ -198,10 +198,11 @@ class SetFunction(ABC):
         if override is not None:
             return check_real(override, "sensitivity", low=0.0, low_open=True, caller=caller)
         if self.sensitivity is None:
+            who = caller or "a private algorithm"
             raise SensitivityError(
-                f"{type(self).__name__} declares no sensitivity, so {caller or 'a private algorithm'}"
-                " cannot calibrate its noise. Build the objective from records (from_records(...))"
-                " or pass sensitivity= explicitly."
+                f"{type(self).__name__} declares no sensitivity, so {who} cannot calibrate its "
+                "noise. Build the objective from records (from_records(...)) or pass "
+                "sensitivity= explicitly."
             )
         return float(self.sensitivity)
 

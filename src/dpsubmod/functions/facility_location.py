@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int, check_real
 from ..errors import ParameterTypeError, ValidationError
-from ._inputs import as_matrix, as_weights, row_chunks
+from ._inputs import as_matrix, as_weights, concat_ranges, row_chunks
 from .base import DataModel, FunctionState, SetFunction
 
 __all__ = ["FacilityLocation"]
@@ -216,11 +216,13 @@ class FacilityLocation(SetFunction):
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return 0.0
-        sub = self.similarity[:, idx]
-        best = sub.max(axis=1)
-        if sp.issparse(best):
-            best = best.toarray()
-        best = np.asarray(best, dtype=np.float64).ravel()
+        if self._sparse:
+            csc = self._csc
+            pos = concat_ranges(csc.indptr[idx], csc.indptr[idx + 1] - csc.indptr[idx])
+            best = np.zeros(self.n_clients)
+            np.maximum.at(best, csc.indices[pos], csc.data[pos])
+        else:
+            best = self.similarity[:, idx].max(axis=1).astype(np.float64)
         return float(self.weights @ best)
 
     def _initial_gains(self) -> np.ndarray:

@@ -49,7 +49,12 @@ class FeatureBased(SetFunction):
     weights : array-like of float, shape (n_features,), optional
         Nonnegative feature weights; all 1 when omitted.
     sensitivity : float, optional
-        Declared sensitivity, passed through.
+        Declared sensitivity, passed through; nothing is derived. For example, if each feature
+        value is an average over ``N`` records of per-record values in ``[0, c]`` and a record
+        touches every item, replacing one record moves every feature sum of ``S`` by at most
+        ``|S| c / N``; with ``g`` that is ``L``-Lipschitz (``log1p``, ``min``: ``L = 1``),
+        ``f(S)`` moves by at most ``L |S| c / N * sum_u w_u``, which is what to declare (with
+        ``|S|`` replaced by the largest selection size). ``sqrt`` is not Lipschitz at 0.
     data_model : {"general", "monotone-records"}, default="general"
 
     Notes

@@ -139,7 +139,7 @@ def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: 
     w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
     rule = resolve_composition(composition, delta, caller)
     if rule == "basic":
-        eps_step = acc.per_step_epsilon(epsilon, steps, 0.0, method="basic")
+        eps_step = epsilon / steps
     else:
         eps_step = acc.per_step_epsilon(epsilon, steps, delta, method=rule, bounded_range=True)
     score_sens = rank * s + w

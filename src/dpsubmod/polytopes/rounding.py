@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import as_mask, check_finite, check_real
+from .._validation import as_mask, check_finite, check_int, check_real
 from ..constraints.base import Matroid, set_mask
 from ..constraints.knapsack import Knapsack
 from ..errors import ParameterTypeError, ValidationError
@@ -35,7 +35,8 @@ def _check_matroid(m: object, caller: str) -> Matroid:
 
 
 def swap_rounding(matroid: Matroid, sets: Iterable[object], weights: object, *,
-                  pad: str = "dummy", rng: RNGLike = None) -> np.ndarray:
+                  pad: str = "dummy", size: int | None = None,
+                  rng: RNGLike = None) -> np.ndarray | list[np.ndarray]:
     r"""Swap rounding (Chekuri, Vondrak and Zenklusen 2010, "Dependent randomized rounding via
     exchange properties of combinatorial structures", MergeBases / SwapRound).
 
@@ -70,13 +71,15 @@ def swap_rounding(matroid: Matroid, sets: Iterable[object], weights: object, *,
     weights : array-like of float
         Non-negative, summing to 1 (to 1e-9). Zero-weight sets are skipped.
     pad : {"dummy", "greedy", "error"}, default="dummy"
+    size : int, optional
+        Number of independent roundings to draw (the inputs are validated once).
     rng : int, Generator or None
         The rounding's coins (SPEC 7).
 
     Returns
     -------
-    ndarray of int64
-        The rounded set, sorted.
+    ndarray of int64, or list of them when ``size`` is given
+        The rounded set(s), sorted.
 
     Cost: at most ``rank`` exchange steps per merge, each one vectorised ``can_add`` call plus
     up to ``rank`` single checks.
@@ -122,6 +125,8 @@ def swap_rounding(matroid: Matroid, sets: Iterable[object], weights: object, *,
             masks = [as_mask(m.extend_to_base(mk), n) for mk in masks]
         else:
             n_dummy = r
+    if size is not None:
+        size = check_int(size, "size", low=1, caller=caller)
     gen = as_generator(rng)
     padded = []
     for mk in masks:
@@ -131,12 +136,15 @@ def swap_rounding(matroid: Matroid, sets: Iterable[object], weights: object, *,
             full[n:n + r - int(mk.sum())] = True
         padded.append(full)
     keep = [i for i in range(len(padded)) if w[i] > 0]
-    current = padded[keep[0]]
-    acc = float(w[keep[0]])
-    for i in keep[1:]:
-        current = _merge(m, current, acc, padded[i], float(w[i]), gen)
-        acc += float(w[i])
-    return np.flatnonzero(current[:n])
+    draws = []
+    for _ in range(1 if size is None else size):
+        current = padded[keep[0]]
+        acc = float(w[keep[0]])
+        for i in keep[1:]:
+            current = _merge(m, current, acc, padded[i], float(w[i]), gen)
+            acc += float(w[i])
+        draws.append(np.flatnonzero(current[:n]))
+    return draws[0] if size is None else draws
 
 
 def _merge(m: Matroid, B1: np.ndarray, b1: float, B2: np.ndarray, b2: float,
@@ -247,7 +255,8 @@ class ConvexDecomposition:
             x[s] += wt
         return x
 
-    def round(self, matroid: Matroid, *, pad: str = "dummy", rng: RNGLike = None) -> np.ndarray:
+    def round(self, matroid: Matroid, *, pad: str = "dummy", size: int | None = None,
+              rng: RNGLike = None) -> np.ndarray | list[np.ndarray]:
         """Swap-round the decomposition (see :func:`swap_rounding`); a weight deficit goes to the
         empty set. Raises if the weights sum to more than 1."""
         total = self.total_weight
@@ -261,7 +270,7 @@ class ConvexDecomposition:
             sets.append(np.zeros(0, dtype=np.int64))
             weights.append(1.0 - total)
         w = np.asarray(weights) / max(1.0, total) if total > 1.0 else np.asarray(weights)
-        return swap_rounding(matroid, sets, w, pad=pad, rng=rng)
+        return swap_rounding(matroid, sets, w, pad=pad, size=size, rng=rng)
 
 
 def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
@@ -276,12 +285,22 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
     At most one fractional coordinate ``l`` remains; it is included with probability ``x_l`` if
     it fits in the leftover budget, and dropped otherwise.
 
-    Guarantees: the output always fits the budget (``c(S) <= c.x <= b``, up to rounding error of
-    order 1e-12 b); :math:`E[1_S] = x` on every coordinate except possibly the last fractional
-    one, where :math:`E[1_S] \le x`; for monotone submodular ``F`` with multilinear extension
-    ``f``, :math:`E[F(S)] \ge f(x) - \max_e F(\{e\})` (``f`` is convex along each pipage
-    direction, since :math:`d_i d_j < 0` and :math:`\partial^2_{ij} f \le 0`; the final step loses
-    at most one element). Data-independent: no privacy cost.
+    Guarantees:
+
+    * the output always fits the budget (``c(S) <= c.x <= b``, up to rounding error of order
+      1e-12 b);
+    * the pipage steps are a martingale, so the final point ``y`` has :math:`E[y] = x`, and
+      :math:`E[1_S] \le x` coordinatewise; the deficit comes only from the leftover item, so
+      :math:`\|x - E[1_S]\|_1 \le 1` and :math:`c^\top(x - E[1_S]) \le \max_e c_e`. Which
+      item is left over is random, so the deficit can spread over several coordinates;
+    * if :math:`c^\top x \le b - \max_e c_e` the leftover always fits and is kept with
+      probability ``y_l``, so :math:`E[1_S] = x` exactly;
+    * for monotone submodular ``F`` with multilinear extension ``f``,
+      :math:`E[F(S)] \ge f(x) - \max_e F(\{e\})`: ``f`` is convex along each pipage direction
+      (:math:`d_i d_j < 0` and :math:`\partial^2_{ij} f \le 0`), and losing the leftover costs at
+      most ``y_l F({l})`` (seed 002 notes, Section 2.4).
+
+    Data-independent: no privacy cost.
 
     Parameters
     ----------

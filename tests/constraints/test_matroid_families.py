@@ -6,14 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import (
-    MATROID_FAMILIES,
-    all_masks,
-    exchange_violations,
-    independence_table,
-    rank_table,
-    random_matroid,
-)
 from scipy import stats
 
 from dpsubmod.constraints import (
@@ -25,6 +17,14 @@ from dpsubmod.constraints import (
     check_matroid_axioms,
 )
 from dpsubmod.errors import ValidationError
+from oracles import (
+    MATROID_FAMILIES,
+    all_masks,
+    exchange_violations,
+    independence_table,
+    random_matroid,
+    rank_table,
+)
 
 SEEDS = range(4)
 
@@ -213,3 +213,17 @@ def test_generic_can_add_calls_oracle_per_candidate():
     before = m.oracle_calls
     assert m.can_add([0], [0, 1, 2]).tolist() == [False, True, True]
     assert m.oracle_calls - before == 2  # the element already in S is not asked
+
+
+def test_graphic_union_find_and_scipy_paths_agree(monkeypatch):
+    import dpsubmod.constraints.graphic as graphic
+
+    rng = np.random.default_rng(5)
+    edges = rng.integers(0, 6, size=(12, 2))
+    m = GraphicMatroid(edges, n_nodes=7)
+    sets = [rng.random(12) < p for p in np.linspace(0.05, 0.9, 30)]
+    small = [(m.can_add(S), m.is_independent(S), m.rank_of(S)) for S in sets]
+    monkeypatch.setattr(graphic, "_UNION_FIND_LIMIT", -1)  # force scipy for every set
+    large = [(m.can_add(S), m.is_independent(S), m.rank_of(S)) for S in sets]
+    for (a, b, c), (d, e, f) in zip(small, large):
+        assert np.array_equal(a, d) and b == e and c == f

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from oracles import MATROID_FAMILIES, random_matroid
 
 from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.errors import ParameterTypeError, ValidationError
@@ -18,6 +17,7 @@ from dpsubmod.polytopes import (
     swap_rounding,
     threshold_rounding,
 )
+from oracles import MATROID_FAMILIES, random_matroid
 
 # Per-coordinate two-sided z threshold: P(|Z| > 4.5) = 6.8e-6. Every statistical test below
 # checks at most ~120 coordinates in total, so the family-wise false-alarm rate is below 1e-3
@@ -47,11 +47,9 @@ def test_swap_rounding_marginals_and_bases(family):
     rng = np.random.default_rng(MATROID_FAMILIES.index(family))
     m, _ = random_matroid(family, 7, rng)
     bases, w, x = _random_decomposition(m, rng)
-    gen = np.random.default_rng(99)
     N = 2500
     samples = np.zeros((N, m.n))
-    for t in range(N):
-        S = swap_rounding(m, bases, w, rng=gen)
+    for t, S in enumerate(swap_rounding(m, bases, w, size=N, rng=99)):
         assert m.is_base(S)
         samples[t, S] = 1
     _assert_marginals(samples, x, N)
@@ -69,11 +67,10 @@ def test_swap_rounding_pads_independent_sets():
     N = 3000
     dummy = np.zeros((N, 6))
     greedy = np.zeros((N, 6))
-    for t in range(N):
-        S = swap_rounding(m, sets, w, rng=gen)
+    for t, S in enumerate(swap_rounding(m, sets, w, size=N, rng=gen)):
         assert m.is_independent(S)
         dummy[t, S] = 1
-        B = swap_rounding(m, sets, w, pad="greedy", rng=gen)
+    for t, B in enumerate(swap_rounding(m, sets, w, pad="greedy", size=N, rng=gen)):
         assert m.is_base(B)
         greedy[t, B] = 1
     _assert_marginals(dummy, x, N)  # exact marginals with dummy padding
@@ -124,11 +121,9 @@ def test_convex_decomposition_from_continuous_greedy_steps():
         x += P.linear_max(w) / 4
     assert np.allclose(dec.point(), x)
     assert dec.total_weight == pytest.approx(1.0)
-    gen = np.random.default_rng(4)
     N = 3000
     samples = np.zeros((N, 5))
-    for t in range(N):
-        S = dec.round(m, rng=gen)
+    for t, S in enumerate(dec.round(m, size=N, rng=4)):
         assert m.is_independent(S)
         samples[t, S] = 1
     _assert_marginals(samples, x, N)
@@ -141,39 +136,57 @@ def test_convex_decomposition_merges_and_fills_deficit():
     dec.add([1, 2], 0.25)
     assert len(dec.sets) == 2 and dec.weights.tolist() == [0.5, 0.25]
     m = UniformMatroid(3, 2)
-    gen = np.random.default_rng(0)
     N = 3000
     samples = np.zeros((N, 3))
-    for t in range(N):
-        samples[t, dec.round(m, rng=gen)] = 1
+    for t, S in enumerate(dec.round(m, size=N, rng=0)):
+        samples[t, S] = 1
     _assert_marginals(samples, dec.point(), N)  # the missing 0.25 went to the empty set
     dec.add([2], 0.5)
     with pytest.raises(ValidationError, match="> 1"):
         dec.round(m)
 
 
-def test_knapsack_rounding_feasible_and_mean_preserving():
+def _knapsack_samples(P, x, N, seed):
+    c, b = P.costs, P.budget
+    gen = np.random.default_rng(seed)
+    samples = np.zeros((N, P.dim))
+    for t in range(N):
+        S = knapsack_rounding(P, x, rng=gen)
+        assert c[S].sum() <= b * (1 + 1e-9)  # always within the budget
+        samples[t, S] = 1
+    return samples
+
+
+def test_knapsack_rounding_on_the_budget_face():
     rng = np.random.default_rng(6)
+    N = 2500
     for trial in range(3):
         n = 8
         c = rng.uniform(0.1, 1.0, n)
-        b = float(0.4 * c.sum())
-        P = KnapsackPolytope(c, b)
-        x = P.linear_max(rng.normal(size=n) + 1.0)  # on the budget face, one fractional item
-        x = 0.5 * x + 0.5 * P.linear_max(rng.normal(size=n) + 1.0)
-        gen = np.random.default_rng(100 + trial)
-        N = 2500
-        samples = np.zeros((N, n))
-        for t in range(N):
-            S = knapsack_rounding(P, x, rng=gen)
-            assert c[S].sum() <= b * (1 + 1e-9)
-            samples[t, S] = 1
-        mean = samples.mean(axis=0)
+        P = KnapsackPolytope(c, float(0.4 * c.sum()))
+        # A point with c.x = b and several fractional items.
+        x = 0.5 * (P.linear_max(rng.normal(size=n) + 1.0) + P.linear_max(rng.normal(size=n) + 1))
+        mean = _knapsack_samples(P, x, N, 100 + trial).mean(axis=0)
         sd = np.sqrt(np.maximum(x * (1 - x), 1e-12) / N)
-        z = (mean - x) / sd
-        # Never above x; equal to x except on at most one (the leftover fractional) coordinate.
-        assert z.max() < Z
-        assert (np.abs(z) >= Z).sum() <= 1
+        assert ((mean - x) / sd).max() < Z  # never above x
+        # The deficit is one leftover item per draw: at most 1 in l1 and max(c) in cost.
+        # Each mean has sd <= 0.5 / sqrt(N); the sums get Z times the summed sds.
+        slack = Z * n * 0.5 / math.sqrt(N)
+        assert (x - mean).sum() <= 1 + slack
+        assert c @ (x - mean) <= c.max() + slack * c.max()
+
+
+def test_knapsack_rounding_is_exact_with_room_for_the_leftover():
+    # With c.x <= b - max c the leftover item always fits: E[1_S] = x on every coordinate.
+    rng = np.random.default_rng(7)
+    n = 8
+    c = rng.uniform(0.1, 1.0, n)
+    P = KnapsackPolytope(c, float(0.6 * c.sum()))
+    x = rng.uniform(0.05, 0.95, n)
+    x *= (P.budget - c.max()) / (c @ x)
+    assert (x <= 1).all()
+    N = 3000
+    _assert_marginals(_knapsack_samples(P, x, N, 11), x, N)
     k = Knapsack([1.0, 1.0, 2.0], 2.0)
     assert knapsack_rounding(k, [1.0, 1.0, 0.0], rng=0).tolist() == [0, 1]
 

@@ -6,15 +6,6 @@ import itertools
 
 import numpy as np
 import pytest
-from oracles import (
-    MATROID_FAMILIES,
-    ConcaveOfModular,
-    all_masks,
-    independence_table,
-    matroid_rank_inequalities,
-    random_matroid,
-    rank_table,
-)
 from scipy.optimize import linprog
 
 from dpsubmod.constraints import Knapsack, UniformMatroid
@@ -27,6 +18,15 @@ from dpsubmod.polytopes import (
     Simplex,
     SubmodularBasePolytope,
     as_polytope,
+)
+from oracles import (
+    MATROID_FAMILIES,
+    ConcaveOfModular,
+    all_masks,
+    independence_table,
+    matroid_rank_inequalities,
+    random_matroid,
+    rank_table,
 )
 
 TOL = 1e-7

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from oracles import MATROID_FAMILIES, ConcaveOfModular, all_masks, random_matroid
 from scipy import stats
 
 from dpsubmod.constraints import PartitionMatroid, UniformMatroid
@@ -27,6 +26,7 @@ from dpsubmod.polytopes import (
     sphere_sampler,
     vertex_simplex_ball,
 )
+from oracles import MATROID_FAMILIES, ConcaveOfModular, all_masks, random_matroid
 
 
 def _separable_submodular(rng, scale=1.0):
