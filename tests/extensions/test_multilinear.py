@@ -318,6 +318,8 @@ def test_bad_inputs_are_refused():
         multilinear_gradient(f, [0.5] * 3, method="sampling", n_samples=1)
     with pytest.raises(ParameterTypeError, match="SetFunction"):
         multilinear_value(lambda s: 0.0, [0.5])
+    with pytest.raises(ValidationError, match="n_threads"):
+        multilinear_gradient(f, [0.5] * 3, n_threads=0)
     with pytest.raises(DPSubmodError, match="NaN"):
         multilinear_value(f, [np.nan, 0.0, 0.0])
     with pytest.raises(ParameterTypeError):

@@ -526,3 +526,29 @@ def test_algorithm_4_half_guarantee_fails_on_a_partition_matroid():
     res = ks_private_sampled(f, m, epsilon=eps, rng=0)
     assert "heuristic" in res.params["guarantee"]
     assert "uniform" in ks_private_sampled(fu, mu, epsilon=eps, rng=0).params["guarantee"]
+
+
+# ------------------------------------------------------------------------------------------------
+# the experiment script (smoke test at a tiny scale)
+
+
+def test_influence_experiment_smoke(tmp_path, capsys):
+    from dpsubmod.experiments import ksubmodular_influence as exp
+
+    rows, info = exp.run(graph="karate", topics=2, budget=3, samples=300, eval_samples=300,
+                         epsilons=[1.0, 100.0], repeats=2, seed=1)
+    assert info["n"] == 34 and info["sensitivity"] == pytest.approx(34 / 300)
+    summary = {(s["method"], s["epsilon"]): s for s in exp.summarize(rows)}
+    assert set(summary) == {("ks_greedy", ""), ("ks_random", ""), ("ks_private", 1.0),
+                            ("ks_private", 100.0), ("ks_private_sampled", 1.0),
+                            ("ks_private_sampled", 100.0)}
+    assert summary[("ks_private", 100.0)]["spread_mean"] >= \
+        0.9 * summary[("ks_greedy", "")]["spread_mean"]
+    rows2, _ = exp.run(graph="karate", topics=2, budget=3, samples=300, eval_samples=300,
+                       epsilons=[1.0, 100.0], repeats=2, seed=1)
+    assert [r["spread_eval"] for r in rows] == [r["spread_eval"] for r in rows2]
+    assert exp.main(["--out", str(tmp_path), "--graph", "karate", "--samples", "200",
+                     "--eval-samples", "200", "--epsilons", "1", "--repeats", "2",
+                     "--budget", "2", "--topics", "2"]) == 0
+    assert (tmp_path / "runs.csv").exists() and (tmp_path / "summary.csv").exists()
+    assert "ks_private_sampled" in capsys.readouterr().out

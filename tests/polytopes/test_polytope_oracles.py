@@ -238,3 +238,16 @@ def test_non_submodular_function_is_refused():
 
     with pytest.raises(ValidationError, match="submodular"):
         SubmodularBasePolytope(TableFunction(np.zeros(4)))
+
+
+def test_greedy_vertex_follows_the_order():
+    f = _random_submodular(4, np.random.default_rng(5))
+    P = SubmodularBasePolytope(f)
+    order = [2, 0, 3, 1]
+    cur, prev, expected = np.zeros(4, dtype=bool), 0.0, np.zeros(4)
+    for e in order:
+        cur[e] = True
+        expected[e], prev = f._value(cur) - prev, f._value(cur)
+    assert np.allclose(P.greedy_vertex(order), expected)
+    with pytest.raises(ValidationError, match="permutation"):
+        P.greedy_vertex([0, 1])

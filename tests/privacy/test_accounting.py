@@ -457,3 +457,36 @@ def test_zcdp_conversion_against_dp_accounting_rdp(dpa, rho, delta):
     ours = zcdp_to_dp(rho, delta)
     assert ours <= ref + 1e-9
     assert ours >= 0.98 * ref
+
+
+def test_report_reads_the_backend_from_mechanism_notes():
+    from dpsubmod.privacy.mechanisms import laplace
+
+    led = Ledger()
+    laplace(0.0, epsilon=0.5, sensitivity=1.0, ledger=led, rng=0)
+    assert led.report().backend == "numpy"
+    assert "noise backend: numpy" in str(led.report())
+    assert Ledger([PrivacyEvent.pure("m", 0.1)]).report().backend == "unspecified"
+    assert led.report(backend="mine").backend == "mine"
+
+
+def test_package_reexports_every_public_name():
+    import sys
+
+    import dpsubmod.privacy as pkg
+
+    for name in ("accounting", "audit", "backends", "continual", "mechanisms"):
+        mod = sys.modules[f"dpsubmod.privacy.{name}"]
+        for public in mod.__all__:
+            assert getattr(pkg, public) is getattr(mod, public), public
+            assert public in pkg.__all__
+
+
+def test_large_epsilons_do_not_overflow():
+    led = Ledger([PrivacyEvent.exponential(3e4, count=3)])
+    assert led.total() == (9e4, 0.0)
+    for m in METHODS:
+        eps, _ = led.total(delta=1e-6, method=m)
+        assert 0 < eps <= 9e4
+    assert math.isinf(advanced_composition(800.0, 2, 1e-6)[0])
+    assert per_step_epsilon(1e5, 3, 1e-6) >= 1e5 / 3

@@ -291,6 +291,8 @@ def multilinear_gradient(f: SetFunction, x: object, *, method: Method = "auto",
     array([1.5, 0.5])
     """
     f, xv, how, n_samples = _iv(f, x, method, n_samples, "multilinear_gradient", gradient=True)
+    if n_threads is not None:
+        n_threads = check_int(n_threads, "n_threads", low=1, caller="multilinear_gradient")
     n = f.n
     if how == "closed-form":
         g = _closed_gradient(f, xv, n_threads)
@@ -425,40 +427,37 @@ def _modular_gradient(f: SetFunction, x: np.ndarray) -> np.ndarray:
 
 # -- closed forms: weighted coverage -------------------------------------------------------------
 
-def _coverage_logs(A: sp.csr_array, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per element ``u``: the number of covering sets with ``x = 1`` and the log of the product of
-    ``1 - x`` over the other covering sets (zero factors are counted apart so no log is -inf)."""
+def _coverage_parts(f: SetFunction, x: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per stored incidence ``(e, u)``: its row and column; per element ``u``: the number of
+    covering sets with ``x = 1`` and the log of the product of ``1 - x`` over the other covering
+    sets (zero factors are counted apart, so no log is -inf); and ``log(1 - x)`` per set."""
+    A = f.incidence  # type: ignore[attr-defined]
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    cols = A.indices
     one = x >= 1.0
     log1m = np.zeros_like(x)
     log1m[~one] = np.log1p(-x[~one])
-    pattern = sp.csr_array((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
-    zeros = pattern.T @ one.astype(np.float64)
-    logs = pattern.T @ log1m
-    return one, np.rint(zeros), logs
+    zeros = np.bincount(cols, weights=one[rows].astype(np.float64), minlength=A.shape[1])
+    logs = np.bincount(cols, weights=log1m[rows], minlength=A.shape[1])
+    return rows, cols, np.rint(zeros), logs, log1m
 
 
 def _coverage_value(f: SetFunction, x: np.ndarray) -> float:
-    A = f.incidence  # type: ignore[attr-defined]
     w = f.element_weights  # type: ignore[attr-defined]
-    _, zeros, logs = _coverage_logs(A, x)
+    _, _, zeros, logs, _ = _coverage_parts(f, x)
     uncovered = np.where(zeros > 0, 0.0, np.exp(logs))
     return float(np.dot(w, 1.0 - uncovered))
 
 
 def _coverage_gradient(f: SetFunction, x: np.ndarray) -> np.ndarray:
-    A = f.incidence  # type: ignore[attr-defined]
     w = f.element_weights  # type: ignore[attr-defined]
-    one, zeros, logs = _coverage_logs(A, x)
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    cols = A.indices
-    row_one = one[rows]
-    z = zeros[cols]
+    rows, cols, zeros, logs, log1m = _coverage_parts(f, x)
+    row_one = x[rows] >= 1.0
     # Product over the other covering sets: remove e's own factor (its log, or its zero count).
-    own = np.zeros(rows.size)
-    own[~row_one] = np.log1p(-x[rows[~row_one]])
-    others_zero = np.where(row_one, z - 1.0, z)
-    excl = np.where(others_zero > 0, 0.0, np.exp(logs[cols] - own))
-    return np.bincount(rows, weights=w[cols] * excl, minlength=A.shape[0])
+    others_zero = np.where(row_one, zeros[cols] - 1.0, zeros[cols])
+    excl = np.where(others_zero > 0, 0.0, np.exp(logs[cols] - log1m[rows]))
+    return np.bincount(rows, weights=w[cols] * excl, minlength=f.n)
 
 
 # -- closed forms: facility location -------------------------------------------------------------
@@ -502,33 +501,34 @@ def _fl_block_gradient(S: np.ndarray, cols: np.ndarray | None, x: np.ndarray,
     a = 1.0 - xs
     zero = a <= 0.0
     zrows = np.flatnonzero(zero.any(axis=1))
-    r1 = zero[zrows].argmax(axis=1)  # rank of the first sure candidate of those clients
+    r1 = np.full(c, width)
+    r1[zrows] = zero[zrows].argmax(axis=1)  # rank of each client's first sure candidate
     # With the first sure candidate's factor set to 1, the prefix products equal the true P_r up
     # to and including r1, and after r1 they are the products that T_r1 needs.
-    a[zrows, r1] = 1.0
+    a[zrows, r1[zrows]] = 1.0
     P = np.empty_like(a)
     P[:, 0] = 1.0
     np.cumprod(a[:, :-1], axis=1, out=P[:, 1:])
     contrib = ss * xs
     contrib *= P
-    if zrows.size:
-        sub = contrib[zrows]
-        after = np.arange(width)[None, :] > r1[:, None]
-        tail_sum = np.where(after, sub, 0.0).sum(axis=1)  # P_r1 * T_r1
-        sub[after] = 0.0
-        contrib[zrows] = sub
-    # U_r = sum_{r' > r} contrib_r' (summed from the end for accuracy) = P_r (1 - x_(r)) T_r.
+    # U_r = sum_{r' > r} contrib_r', summed from the end for accuracy.
     U = np.zeros_like(contrib)
     if width > 1:
-        U[:, :-1] = np.cumsum(contrib[:, :0:-1], axis=1)[:, ::-1]
+        np.cumsum(contrib[:, :0:-1], axis=1, out=U[:, -2::-1])
+    # Past r1 the terms belong to T_r1 = U_r1 / P_r1, not to the ranks before r1: remove them.
+    # (contrib_r1 = s_r1 P_r1 is at least U_r1, so the subtraction loses no precision.)
+    tail = np.zeros(c)
+    tail[zrows] = U[zrows, r1[zrows]]
+    U -= tail[:, None]
     G = P * ss
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Zero divisors occur only after r1, where the derivative is set to 0 below.
+        # For r < r1, P_r T_r = U_r / (1 - x_(r)), since U_r carries the factor (1 - x_(r));
+        # zero divisors occur only after r1, where the derivative is set to 0 below.
         G -= U / a
+    G[zrows, r1[zrows]] = P[zrows, r1[zrows]] * ss[zrows, r1[zrows]] - tail[zrows]
     if zrows.size:
-        G[zrows, r1] = P[zrows, r1] * ss[zrows, r1] - tail_sum
         # A sure candidate ranked above: every lower-ranked derivative vanishes.
-        G[zrows] = np.where(after, 0.0, G[zrows])
+        G = np.where(np.arange(width)[None, :] > r1[:, None], 0.0, G)
     if w is not None:
         G *= w[:, None]
     return np.bincount(cand.ravel(), weights=G.ravel(), minlength=n_out)

@@ -12,6 +12,14 @@ from .facility_location import FacilityLocation
 from .feature_based import FeatureBased
 from .graph_cut import GraphCut
 from .influence import InfluenceSpread
+from .ksubmodular import (
+    KCoverage,
+    KFacilityLocation,
+    KSensorPlacement,
+    KSubmodularFunction,
+    KTopicInfluence,
+    PerLabelSum,
+)
 from .modular import Modular
 from .mutual_information import MutualInformation
 
@@ -30,4 +38,10 @@ __all__ = [
     "Scaled",
     "Restricted",
     "Truncated",
+    "KSubmodularFunction",
+    "PerLabelSum",
+    "KFacilityLocation",
+    "KCoverage",
+    "KTopicInfluence",
+    "KSensorPlacement",
 ]

@@ -1,10 +1,26 @@
 """Offline optimization: one private data set, one release.
 
 ``maximize(f, constraint, method=NAME, ...)`` runs any registered method; ``list_methods()``
-names them. ``minimize(f)`` minimizes a submodular function exactly.
+names them. ``maximize_ksubmodular`` does the same for k-submodular objectives, and
+``minimize(f)`` minimizes a submodular function exactly.
 """
 
 from .greedy import greedy, knapsack_greedy, lazy_greedy, random_feasible, stochastic_greedy
+from .ksubmodular import (
+    ks_greedy,
+    ks_matroid_greedy,
+    ks_private,
+    ks_private_sampled,
+    ks_random,
+    list_ksubmodular_methods,
+    maximize_ksubmodular,
+)
+from .minimize import MinimizeResult, minimize, minimize_cut_plus_modular
+from .private_greedy import (
+    private_greedy,
+    private_greedy_decomposable,
+    private_stochastic_greedy,
+)
 from .registry import MethodSpec, get_method, list_methods, maximize, register
 from .result import Diagnostics, Result
 
@@ -21,8 +37,17 @@ __all__ = [
     "stochastic_greedy",
     "random_feasible",
     "knapsack_greedy",
+    "private_greedy",
+    "private_stochastic_greedy",
+    "private_greedy_decomposable",
+    "maximize_ksubmodular",
+    "list_ksubmodular_methods",
+    "ks_greedy",
+    "ks_matroid_greedy",
+    "ks_random",
+    "ks_private",
+    "ks_private_sampled",
+    "minimize",
+    "MinimizeResult",
+    "minimize_cut_plus_modular",
 ]
-
-from .minimize import MinimizeResult, minimize, minimize_cut_plus_modular  # noqa: E402
-
-__all__ += ["minimize", "MinimizeResult", "minimize_cut_plus_modular"]

@@ -217,7 +217,11 @@ class _GraphicSampler(ProductBaseSampler):
         return np.asarray(tree, dtype=np.int64)
 
     def log_partition(self, logw: np.ndarray) -> float:
-        """Weighted matrix-tree theorem per component (reduced Laplacian log-determinant)."""
+        """Weighted matrix-tree theorem per component (reduced Laplacian log-determinant).
+
+        A floating-point determinant: accurate for moderate ranges of ``logw`` (it is used to
+        state exact probabilities on small instances, never by the sampler itself).
+        """
         logw = np.asarray(logw, dtype=np.float64)
         proper = self.u != self.v
         shift = float(logw[proper].max())

@@ -55,7 +55,13 @@ from ..privacy import accounting as acc
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NumpyBackend
 from ._common import make_result, resolve
-from ._continuous import GradientOracle, gradient_sensitivity, report, resolve_composition
+from ._continuous import (
+    GradientOracle,
+    backend_name,
+    gradient_sensitivity,
+    report,
+    resolve_composition,
+)
 from ._product_bases import ProductBaseSampler, product_base_sampler
 from .result import Result
 
@@ -455,10 +461,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
     selection = decomposition.round(matroid, rng=gen)
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
     params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
-                  backend=backend if isinstance(backend, str) or backend is None
-                  else type(backend).__name__)
-    if params["backend"] is None:
-        params["backend"] = "numpy"
+                  backend=backend_name(backend))
     return make_result(f, list(selection), "private_continuous_greedy_layers",
                        privacy=report(ledger, delta, cal.composition, backend, f),
                        evaluations=f.evaluations - start, params=params, trace=trace)

@@ -24,9 +24,9 @@ sensitivity :math:`\sqrt n s`.
 * Gaussian: :math:`Y^{(k)} \sim N(0, \sigma^2 I)`; ``gaussian_calibration="paper"`` is the
   appendix's :math:`\sigma = c K \sqrt n s / \epsilon`, :math:`c^2 > 2\ln(1.25 K / \delta)`
   (each step :math:`(\epsilon/K, \delta/K)`-DP by the classic Gaussian mechanism, which needs
-  :math:`\epsilon / K < 1`); ``"analytic"`` uses the exact Gaussian calibration per step with the
-  same basic composition; ``"zcdp"`` splits the zCDP budget of :math:`(\epsilon, \delta)` over
-  the steps.
+  :math:`\epsilon / K < 1`; the default where it applies); ``"analytic"`` uses the exact
+  Gaussian calibration per step with the same basic composition (the default otherwise);
+  ``"zcdp"`` splits the zCDP budget of :math:`(\epsilon, \delta)` over the steps.
 
 The linear oracle, the vertex list and the rounding are post-processing of the noisy gradients.
 
@@ -67,7 +67,15 @@ from .result import Result
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
 
 _NOISES = ("laplace", "gaussian")
-_GAUSSIAN_CALIBRATIONS = ("paper", "analytic", "zcdp")
+_GAUSSIAN_CALIBRATIONS = ("auto", "paper", "analytic", "zcdp")
+
+
+def _resolve_calibration(calibration: str, eps_step: float) -> str:
+    """``"auto"``: the paper's classic calibration where its theorem applies (per-step
+    epsilon < 1), else the exact analytic one (both compose by basic composition)."""
+    if calibration != "auto":
+        return calibration
+    return "paper" if eps_step < 1.0 else "analytic"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,7 +83,7 @@ _GAUSSIAN_CALIBRATIONS = ("paper", "analytic", "zcdp")
 # ---------------------------------------------------------------------------------------------
 def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
                      gradient_sensitivity: float, noise: str = "laplace",
-                     gaussian_calibration: str = "paper") -> float:
+                     gaussian_calibration: str = "auto") -> float:
     r"""Per-coordinate noise scale of DPCG: the Laplace scale or the Gaussian standard deviation.
 
     Parameters
@@ -90,7 +98,8 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
         Per-coordinate gradient sensitivity ``s`` (``2 Delta`` general, ``Delta`` monotone
         records).
     noise : {"laplace", "gaussian"}, default="laplace"
-    gaussian_calibration : {"paper", "analytic", "zcdp"}, default="paper"
+    gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
+        ``"auto"`` is ``"paper"`` when ``epsilon / steps < 1`` and ``"analytic"`` otherwise.
 
     Returns
     -------
@@ -114,6 +123,7 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
     s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
                    caller=caller)
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
+    calib = _resolve_calibration(calib, epsilon / K)
     if noise == "laplace":
         return mech.laplace_scale(epsilon / K, n * s)
     l2 = math.sqrt(n) * s
@@ -176,7 +186,7 @@ def dpcg_utility_gap(*, scale: float, n: int, radius: float, steps: int, value_b
 
 def dpcg_default_steps(*, epsilon: float, delta: float = 0.0, n: int, radius: float,
                        gradient_sensitivity: float, value_bound: float, noise: str = "laplace",
-                       gaussian_calibration: str = "paper", max_steps: int = 1000) -> int:
+                       gaussian_calibration: str = "auto", max_steps: int = 1000) -> int:
     r"""The ``K`` minimizing :func:`dpcg_utility_gap` (seed 002 notes, Section 2.2).
 
     For Laplace noise the gap is :math:`A/K + BK` with :math:`A = m_F R^2/2` and
@@ -215,8 +225,9 @@ class _Noise:
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
                  n: int, s: float, ledger: acc.Ledger, gen: np.random.Generator, backend: Any,
                  caller: str):
-        self.noise, self.calibration = noise, calibration
         self.eps_step, self.delta_step = epsilon / steps, delta / steps
+        calibration = _resolve_calibration(calibration, self.eps_step)
+        self.noise, self.calibration = noise, calibration
         self.l1, self.l2 = n * s, math.sqrt(n) * s
         self.ledger, self.gen, self.backend = ledger, gen, backend
         self.rho_step = None
@@ -321,7 +332,7 @@ def _resolve_steps(steps: object, radius: float, caller: str) -> int:
 
 def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
          steps: int | None = None, noise: str | None = None,
-         gaussian_calibration: str = "paper", gradient: str = "auto", n_samples: int = 1000,
+         gaussian_calibration: str = "auto", gradient: str = "auto", n_samples: int = 1000,
          sensitivity: float | None = None, value_bound: float | None = None,
          backend: Any = None, rng: RNGLike = None) -> Result:
     r"""DPCG: differentially private continuous greedy with noisy gradients (Sadeghi and Fazel
@@ -346,8 +357,9 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         ``ceil(R)`` with ``R`` the polytope's l1 radius (the rank for a matroid).
     noise : {"laplace", "gaussian"}, optional
         Default Laplace when ``delta == 0``, Gaussian otherwise.
-    gaussian_calibration : {"paper", "analytic", "zcdp"}, default="paper"
-        See :func:`dpcg_noise_scale`. "paper" needs ``epsilon / K < 1``.
+    gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
+        See :func:`dpcg_noise_scale`. "paper" needs ``epsilon / K < 1``; "auto" uses it when
+        it applies and the exact analytic calibration otherwise (``params`` records which).
     gradient : {"auto", "exact", "sampling"}, default="auto"
     n_samples : int, default=1000
         Samples per sampled gradient (data-independent, common random numbers).
@@ -400,7 +412,7 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     selection = path.round(gen)
     params = {
         "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
-        "gaussian_calibration": calib if noise == "gaussian" else None,
+        "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
         "noise_scale": noiser.scale, "composition": noiser.rule,
         "sensitivity": delta_f, "data_model": f.data_model, "gradient_sensitivity": s,
         "l1_radius": radius, "gradient": oracle.resolved,
@@ -453,7 +465,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                    linear_term: object = "private", target: float | None = None,
                    n_targets: int = 5, budget_split: tuple[float, float, float] = (0.1, 0.8, 0.1),
                    steps: int | None = None, noise: str | None = None,
-                   gaussian_calibration: str = "paper", gradient: str = "auto",
+                   gaussian_calibration: str = "auto", gradient: str = "auto",
                    n_samples: int = 1000, sensitivity: float | None = None,
                    failure_probability: float = 0.05, backend: Any = None,
                    rng: RNGLike = None) -> Result:
@@ -589,7 +601,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                                             ledger=ledger, rng=gen, backend=backend)
     params = {
         "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
-        "gaussian_calibration": calib if noise == "gaussian" else None,
+        "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
         "noise_scale": noiser.scale, "composition": "basic", "sensitivity": delta_f,
         "data_model": f.data_model, "gradient_sensitivity": s, "l1_radius": radius,
         "linear_term_mode": "private" if private_ell else "public",

@@ -48,7 +48,7 @@ import numpy as np
 
 from .._rng import RNGLike, as_generator
 from .._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
-from ..constraints.base import Constraint, Matroid
+from ..constraints import Constraint, Matroid, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ..privacy import accounting as acc
@@ -175,8 +175,6 @@ def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFun
             "from dpsubmod.functions.ksubmodular."
         )
     if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
-        from ..constraints import UniformMatroid
-
         b = check_int(constraint, "constraint", low=1, high=f.n, caller=caller,
                       fix=f"Pass a total size 1 <= B <= {f.n}, or a Matroid.")
         return f, UniformMatroid(f.n, b)
@@ -192,8 +190,6 @@ def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFun
 
 
 def _is_uniform(constraint: Matroid) -> bool:
-    from ..constraints import UniformMatroid
-
     return isinstance(constraint, UniformMatroid)
 
 
@@ -305,9 +301,8 @@ def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
     order = gen.permutation(f.n)
     labels = gen.integers(1, f.k + 1, size=f.n)
     st = f.state()
-    for e in order:
-        if constraint.can_add(st, [int(e)])[0]:
-            st.add(int(e), int(labels[e]))
+    for e in constraint.greedy_independent(order):
+        st.add(int(e), int(labels[e]))
     return _result(f, st, caller, privacy=None, evaluations=0, params={}, trace=[])
 
 

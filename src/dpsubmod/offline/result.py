@@ -33,8 +33,9 @@ class Result:
 
     Attributes
     ----------
-    selection : tuple of int
-        The released set, in the order the algorithm chose its elements.
+    selection : tuple of int, or tuple of (item, label) pairs
+        The released set, in the order the algorithm chose its elements; for k-submodular
+        methods (:func:`maximize_ksubmodular`) the chosen ``(item, label)`` pairs.
     method : str
         Registry name of the algorithm.
     privacy : PrivacyReport or None
@@ -48,7 +49,7 @@ class Result:
         Non-private diagnostics (value of the selection on the private objective, trace).
     """
 
-    selection: tuple[int, ...]
+    selection: tuple[Any, ...]
     method: str
     privacy: Any
     evaluations: int

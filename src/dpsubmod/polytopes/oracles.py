@@ -27,7 +27,13 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from .._validation import check_finite, check_int, check_real, check_same_ground_set
+from .._validation import (
+    check_finite,
+    check_indices,
+    check_int,
+    check_real,
+    check_same_ground_set,
+)
 from ..constraints.base import Constraint, Matroid
 from ..constraints.generic import _subset_tables
 from ..constraints.knapsack import Knapsack
@@ -638,12 +644,20 @@ class SubmodularBasePolytope(Polytope):
         return cls(_CardinalityFunction(a), _profile=a)
 
     def _linear_max(self, w: np.ndarray) -> np.ndarray:
-        return self.greedy_vertex(_order_desc(w))
+        return self._greedy_vertex(_order_desc(w))
 
     def greedy_vertex(self, order: object) -> np.ndarray:
         """The vertex of Edmonds' greedy for a full ordering (a permutation of ``range(n)``):
         the marginal gains of ``f`` along ``order``."""
-        order = np.asarray(order, dtype=np.int64)
+        order = check_indices(order, self.dim, "order", caller="greedy_vertex", unique=True)
+        if order.size != self.dim:
+            raise ValidationError(
+                f"The 'order' argument of greedy_vertex must be a permutation of range({self.dim});"
+                f" got {order.size} elements."
+            )
+        return self._greedy_vertex(order)
+
+    def _greedy_vertex(self, order: np.ndarray) -> np.ndarray:
         x = np.zeros(self.dim)
         if self.profile is not None:
             x[order] = np.diff(self.profile)

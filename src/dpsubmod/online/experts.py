@@ -1,0 +1,894 @@
+r"""Differentially private online submodular maximization with ``k`` ordered Hedge experts
+(Perez-Salazar and Cummings 2021).
+
+Each round ``t`` the learner plays a set :math:`S_t`, :math:`|S_t| \le k`, against a monotone
+submodular :math:`f_t : 2^{[n]} \to [0, 1]` with :math:`f_t(\emptyset) = 0`, and is measured by
+the :math:`(1 - 1/e)`-regret :math:`(1 - 1/e)\max_{|S| \le k}\sum_t f_t(S) - \sum_t f_t(S_t)`.
+Following Streeter and Golovin's online greedy, expert ``i`` (a :class:`~dpsubmod.online.Hedge`
+copy over the ground set) learns the best element to add to the choices of experts
+``1..i-1``. Privacy comes only from a small Hedge learning rate: every Hedge draw is an
+exponential-mechanism draw (see :mod:`dpsubmod.online.hedge`); no noise is added.
+
+Learners (all follow the online protocol of :mod:`dpsubmod.online.protocol` and run under
+:func:`~dpsubmod.online.run`):
+
+* :class:`FIDP` (full information, Algorithm 2): every round each expert draws, the set of the
+  ``k`` draws is played, and expert ``i`` receives the marginal gains
+  :math:`g_t^i(a) = f_t(S_t^{i-1} + a) - f_t(S_t^{i-1})`.
+  :math:`\eta = \varepsilon / (k\sqrt{32 T\ln(k/\delta)})`; :math:`(\varepsilon, \delta)`-DP;
+  :math:`E[R_T] = O(k^2 \ln n \sqrt{T \ln(k/\delta)}/\varepsilon)` (Theorem 6).
+* :class:`BanditDP` (bandit feedback, Algorithm 3): explore with probability :math:`\gamma`
+  (play :math:`S_t^{i-1} + a` for uniform ``i`` and ``a`` and feed the observed value to expert
+  ``i`` at ``a``), and **resample the experts only right after an exploration**; the set in force
+  is replayed in between, so only the :math:`M \sim \mathrm{Bin}(T, \gamma)` post-exploration
+  draws touch the data. :math:`\gamma = k((16 n\ln n)^2/T)^{1/3}`,
+  :math:`\eta = \varepsilon/(k\sqrt{32\cdot 2\gamma T\ln(k/\delta)})`;
+  :math:`(\varepsilon, \delta + \Pr[M > \lfloor 2\gamma T\rfloor])`-DP (Theorem 7 with the exact
+  binomial tail); :math:`O(T^{2/3})` regret (Theorem 8). ``cap=True`` stops exploring after
+  :math:`\lfloor 2\gamma T\rfloor` explorations, which makes it exactly
+  :math:`(\varepsilon, \delta)`-DP.
+* :class:`NaiveBanditDP` (Appendix B.1): resample every round, so :math:`\eta` must cover ``T``
+  draws; :math:`O(T^{3/4})` regret.
+* :class:`PresampledBanditDP` (Appendix B.2): the exploration rounds are fixed in advance
+  (data-independently), :math:`\eta = \varepsilon/(k\sqrt{32(M+1)\ln(k/\delta)})`; exactly
+  :math:`(\varepsilon, \delta)`-DP, :math:`O(T^{2/3})` regret.
+
+Neighbouring relation: two streams of functions are neighbours when they differ in one round's
+function (replaced by any other function). Output: the whole sequence of played sets (in the
+bandit algorithms including the exploration sets). Weights, probabilities, observed values and
+regrets are not protected outputs: every accessor that returns them says "non-private".
+
+Every feedback value is clipped to ``[0, 1]`` before it reaches a Hedge copy (marginal gains in
+full information, observed values in bandit), so the sensitivity-1 assumption and the privacy
+guarantee hold even for a function that breaks monotonicity or leaves ``[0, 1]``; the regret
+bounds still need the assumptions. In the bandit learners the value observed in an exploitation
+round never reaches the learner's state.
+
+``epsilon=math.inf`` switches privacy off: the learning rate (and default exploration rate) become
+the non-private tuning of Streeter and Golovin (:math:`\eta = \sqrt{\ln n / T}` in full
+information; :math:`\eta = \sqrt{k n\ln n/(\gamma T)}`, :math:`\gamma = k(n\ln n)^{1/3}T^{-1/3}`
+with bandit feedback). Such runs are **not private** (``privacy`` is ``None``); see also
+:mod:`dpsubmod.online.streeter_golovin`.
+
+Departures from the paper (see ``docs/errata.md``): the bandit failure probability is the exact
+binomial tail (the paper's :math:`e^{-8\gamma^2 T}` is not a valid bound, though its final
+:math:`e^{-8T^{1/3}}` is); exploration rates above 1 are clipped with a warning (the theoretical
+:math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy report composes all
+draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
+argument); Appendix B.2 is implemented with :math:`O(1)` memory (draw
+:math:`M \sim \mathrm{Bin}(T, \gamma)`, then choose the exploration rounds by selection sampling,
+which gives the same joint law as ``T`` independent coins); the default exploration rates of
+B.1 and B.2, whose constants the paper does not give, are derived in the class docstrings.
+
+References
+----------
+O. Perez-Salazar and R. Cummings, "Differentially private online submodular maximization",
+AISTATS 2021 (arXiv:2010.12816), Algorithms 2 and 3, Appendix B, Theorems 5-8, Proposition 3.
+M. Streeter and D. Golovin, "An online algorithm for maximizing submodular functions", NIPS 2008.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_int, check_real
+from ..errors import ValidationError
+from ..functions.base import SetFunction
+from .hedge import (
+    HEDGE_COMPOSITIONS,
+    Hedge,
+    _check_backend_param,
+    _paper_epsilon,
+    hedge_draw_epsilon,
+    hedge_eta,
+    tight_hedge_eta,
+)
+from .protocol import Learner
+
+__all__ = [
+    "FIDP",
+    "BanditDP",
+    "NaiveBanditDP",
+    "PresampledBanditDP",
+    "CALIBRATIONS",
+    "bandit_failure_probability",
+    "expert_regrets",
+]
+
+#: Learning-rate calibrations: ``"paper"`` (the paper's formulas) or ``"tight"`` (the largest
+#: rate whose composed guarantee, under the learner's ``composition``, meets the budget).
+CALIBRATIONS = ("paper", "tight")
+
+#: Largest number of ``k``-tuples :meth:`expected_value` enumerates (``n**k``).
+EXPECTED_VALUE_MAX_TUPLES = 4096
+
+_NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
+                 "function; feedback clipped to [0, 1])")
+
+
+def _off(epsilon: object) -> bool:
+    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
+        and math.isinf(epsilon) and epsilon > 0
+
+
+def _clip01(values: np.ndarray) -> np.ndarray:
+    """Feedback enters the experts only through this clip (sensitivity 1 for any input)."""
+    return np.clip(values, 0.0, 1.0)
+
+
+def bandit_failure_probability(T: int, gamma: float) -> float:
+    r"""Exact probability that Algorithm 3 explores more than its budget:
+    :math:`\Pr[\mathrm{Bin}(T, \gamma) > \lfloor 2\gamma T \rfloor]` (0 when
+    :math:`2\gamma T \ge T`).
+
+    This replaces the paper's :math:`e^{-8\gamma^2 T}`, which is not a valid bound (Hoeffding
+    gives :math:`e^{-2\gamma^2 T}`); computed with ``scipy.stats.binom.sf``.
+
+    >>> bandit_failure_probability(100, 0.5)
+    0.0
+    >>> round(bandit_failure_probability(1000, 0.1), 12) < 1e-12
+    True
+    """
+    from scipy.stats import binom
+
+    T = check_int(T, "T", low=1, caller="bandit_failure_probability")
+    g = check_real(gamma, "gamma", low=0.0, high=1.0, caller="bandit_failure_probability")
+    if 2.0 * g * T >= T:
+        return 0.0
+    return float(binom.sf(math.floor(2.0 * g * T), T, g))
+
+
+def expert_regrets(cumulative_gains: np.ndarray, realized: np.ndarray) -> np.ndarray:
+    r"""Realised regrets :math:`r_i = \max_a \sum_t g_t^i(a) - \sum_t g_t^i(a_t^i)` of the experts
+    from their cumulative gain matrix (``k x n``) and realised gains (``k``). Non-private.
+
+    Proposition 3 (corrected): :math:`(1 - 1/e)\,\mathrm{OPT} - \sum_t f_t(S_t) \le
+    \sum_i \max(r_i, 0)` on every realised run.
+    """
+    G = np.asarray(cumulative_gains, dtype=float)
+    return G.max(axis=1) - np.asarray(realized, dtype=float)
+
+
+def _resolve_gamma(gamma: float | None, default: float, caller: str, what: str) -> float:
+    g = default if gamma is None else float(gamma)
+    if g > 1.0:
+        source = f"the default {what}" if gamma is None else "the given gamma"
+        warnings.warn(
+            f"{caller}: {source} is {g:.4g} > 1, which is not a probability; clipped to 1 "
+            "(every round explores, so the regret is linear). The theorem's rate needs a larger "
+            "T, or pass a smaller gamma.",
+            RuntimeWarning, stacklevel=5,
+        )
+        g = 1.0
+    return g
+
+
+def _tuples(n: int, k: int) -> np.ndarray:
+    """All ``n**k`` tuples of ``range(n)``, shape ``(n**k, k)`` (first coordinate slowest)."""
+    return np.indices((n,) * k).reshape(k, -1).T
+
+
+def _masks_of(tuples: np.ndarray, n: int) -> np.ndarray:
+    m = np.zeros((tuples.shape[0], n), dtype=bool)
+    if tuples.size:
+        m[np.arange(tuples.shape[0])[:, None], tuples] = True
+    return m
+
+
+def _weighted_values(f: SetFunction, masks: np.ndarray, weights: np.ndarray) -> float:
+    """``sum_j weights_j f(masks_j)``, each distinct set evaluated once (uncounted)."""
+    from .comparators import set_values
+
+    if masks.shape[0] == 0:
+        return 0.0
+    codes = np.packbits(masks, axis=1)
+    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    w = np.bincount(inverse.ravel(), weights=weights, minlength=first.size)
+    return float(w @ set_values(f, masks[first]))
+
+
+class _HedgeExperts(Learner):
+    """Shared machinery: parameter resolution, the Hedge bank, privacy reports, diagnostics."""
+
+    sense = "max"
+    _draws_label = "T"
+
+    # -- parameters ---------------------------------------------------------------------------
+    def _check_common_params(self, caller: str) -> None:
+        self._check_common(self.n, self.T, caller)
+        check_int(self.k, "k", low=1, high=int(self.n), caller=caller,
+                  fix="k is the cardinality budget: 1 <= k <= n.")
+        if not _off(self.epsilon):
+            check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+                       fix="Pass a positive privacy budget such as epsilon=1.0, or "
+                           "epsilon=math.inf for the non-private algorithm.")
+            if self.delta is None:
+                raise ValidationError(
+                    f"{caller} is (epsilon, delta)-DP by advanced composition over its Hedge "
+                    "draws and needs 'delta' in (0, 1); pass e.g. delta=1e-6."
+                )
+            check_real(self.delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
+                       caller=caller, fix="Advanced composition needs delta > 0 (e.g. 1e-6).")
+        elif self.delta is not None:
+            check_real(self.delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
+        if self.eta is not None:
+            check_real(self.eta, "eta", low=0.0, low_open=True, caller=caller)
+        if self.calibration not in CALIBRATIONS:
+            raise ValidationError(
+                f"The 'calibration' parameter of {caller} must be one of {CALIBRATIONS}; got "
+                f"{self.calibration!r}."
+            )
+        if self.composition not in HEDGE_COMPOSITIONS:
+            raise ValidationError(
+                f"The 'composition' parameter of {caller} must be one of {HEDGE_COMPOSITIONS}; "
+                f"got {self.composition!r}."
+            )
+        _check_backend_param(self.backend, caller)
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
+        return _off(self.epsilon)
+
+    @property
+    def resolved_params(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved (eta, gamma, draws, ...)."""
+        self._ensure_state()
+        return dict(self._params)
+
+    def _private_eta(self, draws_real: float, draws_int: int) -> float:
+        eps, dlt, k = float(self.epsilon), float(self.delta), int(self.k)
+        if self.calibration == "paper":
+            return hedge_eta(eps, dlt, draws_real, experts=k)
+        return tight_hedge_eta(eps, dlt, max(1, draws_int), experts=k,
+                               composition=self.composition, backend=self.backend)
+
+    def _privacy_fields(self, eta: float, draws: int, delta_fail: float = 0.0) -> dict[str, Any]:
+        """Resolve the run's guarantee (and warn if an override breaks the budget)."""
+        if self.noise_off:
+            return {"epsilon_guarantee": math.inf, "delta_guarantee": 1.0}
+        eps_g = self._compose(eta, draws)
+        if eps_g > float(self.epsilon) * (1.0 + 1e-9):
+            warnings.warn(
+                f"{type(self).__name__}: with eta={eta:.6g} the {int(self.k)} experts' "
+                f"{draws} draws each compose to epsilon={eps_g:.6g} > the requested "
+                f"{float(self.epsilon):.6g} (composition={self.composition!r}); the report "
+                "carries the epsilon really spent.",
+                RuntimeWarning, stacklevel=5,
+            )
+        return {"epsilon_guarantee": eps_g,
+                "delta_guarantee": float(self.delta) + float(delta_fail)}
+
+    def _compose(self, eta: float, draws: int) -> float:
+        if draws <= 0:
+            return 0.0
+        from ..privacy.accounting import compose_epsilon
+
+        e0 = hedge_draw_epsilon(eta, backend=self.backend)
+        k = int(self.k)
+        if self.composition == "paper":
+            return _paper_epsilon(e0, draws, float(self.delta), k)
+        return compose_epsilon(e0, k * draws, float(self.delta), method=self.composition,
+                               bounded_range=True)
+
+    # -- state --------------------------------------------------------------------------------
+    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        super()._reset()
+        gen = as_generator(self.rng)
+        hedge_rng, play_rng, setup_rng = gen.spawn(3)
+        self._setup_rng = setup_rng
+        self._params = self._resolve()
+        self._hedge = Hedge(int(self.n), self._params["eta"], copies=int(self.k),
+                            backend=self.backend, rng=hedge_rng)
+        self._hedge.reset()
+        self._play = play_rng
+        self._realized = np.zeros(int(self.k))
+
+    # -- privacy ------------------------------------------------------------------------------
+    @property
+    def privacy(self) -> Any:
+        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run, charged at
+        the first release (``epsilon`` and ``delta`` are the run's guarantee, ``delta``
+        including any failure probability); ``None`` when privacy is off (not private)."""
+        self._ensure_state()
+        if self.noise_off:
+            return None
+        from ..privacy.accounting import Ledger, PrivacyEvent, PrivacyReport
+
+        p = self._params
+        if self._round == 0:
+            return Ledger().report(backend=self._backend_name(), neighbouring=_NEIGHBOURING)
+        draws = int(p["draws"])
+        if draws <= 0:
+            return PrivacyReport(0.0, float(p["delta_guarantee"]) - float(self.delta),
+                                 "basic", self._backend_name(), (), 0.0, _NEIGHBOURING)
+        e0 = hedge_draw_epsilon(p["eta"], backend=self.backend)
+        event = PrivacyEvent.exponential(
+            e0, mechanism="hedge_draw", count=int(self.k) * draws,
+            note=f"{int(self.k)} Hedge experts x {draws} data-dependent draws ({self._draws_label})"
+                 f", eta={p['eta']:.6g}, score sensitivity 1",
+        )
+        led = Ledger()
+        led.record(event)
+        if self.composition == "paper":
+            rep = PrivacyReport(
+                epsilon=float(p["epsilon_guarantee"]), delta=float(self.delta),
+                composition="advanced composition per expert and basic over the experts "
+                            "(Perez-Salazar and Cummings, Theorem 5)",
+                backend=self._backend_name(), events=(event,), rho=led.rho,
+                neighbouring=_NEIGHBOURING,
+            )
+        else:
+            rep = led.report(delta=float(self.delta), method=self.composition,
+                             backend=self._backend_name(), neighbouring=_NEIGHBOURING)
+        extra = float(p["delta_guarantee"]) - float(self.delta)
+        if extra > 0.0:
+            rep = dataclasses.replace(rep, delta=rep.delta + extra)
+        return rep
+
+    @property
+    def epsilon_spent(self) -> float:
+        """0 before the first round, then the run's whole epsilon (``inf`` when not private)."""
+        self._ensure_state()
+        if self.noise_off:
+            return math.inf
+        return float(self._params["epsilon_guarantee"]) if self._round > 0 else 0.0
+
+    def _backend_name(self) -> str:
+        return "numpy" if self.backend in (None, "numpy") else str(self.backend)
+
+    # -- diagnostics (non-private) ------------------------------------------------------------
+    def expert_probabilities(self) -> np.ndarray:
+        """The experts' current distributions, shape ``(k, n)`` (non-private diagnostic)."""
+        self._ensure_state()
+        return self._hedge.probabilities()
+
+
+class FIDP(_HedgeExperts):
+    r"""Private online submodular maximization with full information (Perez-Salazar and Cummings
+    2021, Algorithm 2 "FI-DP"; the private online greedy of Streeter and Golovin).
+
+    Round ``t``: each expert ``i`` draws :math:`a_t^i` from its Hedge distribution; play
+    :math:`S_t = \{a_t^1, \dots, a_t^k\}` (duplicates collapse, so :math:`|S_t| \le k`); observe
+    :math:`f_t`; feed expert ``i`` the marginal gains :math:`g_t^i(a) = f_t(S_t^{i-1} + a) -
+    f_t(S_t^{i-1})`, :math:`S_t^{i-1} = \{a_t^1, .., a_t^{i-1}\}`, clipped to ``[0, 1]`` (``k n``
+    evaluations of :math:`f_t` per round).
+
+    Guarantee: :math:`(\varepsilon, \delta)`-DP for the sequence of played sets, neighbours
+    differing in one function (Theorem 5: each expert is :math:`(\varepsilon/k, \delta/k)`-DP
+    given the earlier experts, by advanced composition of its ``T`` draws, each
+    :math:`2\eta`-DP; the clip keeps the score sensitivity at 1 for any input). Expected
+    :math:`(1 - 1/e)`-regret :math:`\le \varepsilon\sqrt T/\sqrt{32\ln(k/\delta)} + \sqrt{32}\,k^2
+    \ln n\sqrt{T\ln(k/\delta)}/\varepsilon` (Theorem 6), for monotone submodular
+    :math:`f_t \in [0, 1]` with :math:`f_t(\emptyset) = 0` and an oblivious adversary.
+
+    Parameters
+    ----------
+    n : int
+        Ground-set size.
+    T : int
+        Horizon (the learning rate depends on it).
+    k : int
+        Cardinality budget, ``1 <= k <= n``.
+    epsilon : float
+        Privacy parameter; ``math.inf`` switches privacy off (non-private learning rate
+        :math:`\sqrt{\ln n/T}`; **not private**).
+    delta : float
+        In ``(0, 1)``; required when private.
+    eta : float, optional
+        Learning-rate override (the report then carries the epsilon really spent, with a warning
+        when it exceeds ``epsilon``).
+    calibration : {"paper", "tight"}, default="paper"
+        ``"paper"``: :math:`\eta = \varepsilon/(k\sqrt{32T\ln(k/\delta)})`. ``"tight"``: the
+        largest :math:`\eta` whose composed guarantee (under ``composition``) is
+        :math:`(\varepsilon, \delta)` (not in the paper; about twice the paper's rate or more).
+    composition : {"best", "paper", "basic", "advanced", "kov", "zcdp"}, default="best"
+        How the report composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
+    backend : {None, "numpy", "secure"}, default=None
+        Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
+    rng : int, Generator, SeedSequence or None, default=None
+        Resolved when the state is built.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpsubmod.functions import Modular
+    >>> from dpsubmod.online import run
+    >>> stream = [Modular([0.1, 0.5, 0.2, 0.2])] * 300
+    >>> trace = run(FIDP(4, T=300, k=1, epsilon=math.inf, rng=0), stream, rng=0)
+    >>> trace.selections[-1]
+    (1,)
+    """
+
+    feedback = "full"
+
+    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
+                 eta: float | None = None, calibration: str = "paper",
+                 composition: str = "best", backend: str | None = None, rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.eta = eta
+        self.calibration = calibration
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        self._check_common_params(type(self).__name__)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        if self.eta is not None:
+            eta = float(self.eta)
+        elif self.noise_off:
+            eta = math.sqrt(math.log(max(n, 2)) / T)
+        else:
+            eta = self._private_eta(T, T)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "eta": eta, "draws": T,
+                             "calibration": self.calibration if self.eta is None else "user"}
+        p.update(self._privacy_fields(eta, T))
+        return p
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._a: np.ndarray | None = None
+
+    def _select(self) -> np.ndarray:
+        self._probs = self._hedge.probabilities() if self._needs_probs() else None
+        self._a = self._hedge.sample()
+        mask = np.zeros(int(self.n), dtype=bool)
+        mask[self._a] = True
+        return mask
+
+    def _needs_probs(self) -> bool:
+        return int(self.n) ** int(self.k) <= EXPECTED_VALUE_MAX_TUPLES
+
+    def _update(self, f: SetFunction) -> None:  # type: ignore[override]
+        a = self._a
+        k, n = int(self.k), int(self.n)
+        st = f.state()
+        G = np.empty((k, n))
+        for i in range(k):
+            G[i] = st.gains()
+            st.add(int(a[i]))
+        if not np.isfinite(G).all():
+            raise ValidationError(
+                f"The round's function returned non-finite marginal gains to "
+                f"{type(self).__name__}; every f_t must be finite on all sets."
+            )
+        G = _clip01(G)
+        self._realized += G[np.arange(k), a]
+        self._hedge._trusted_update(G)
+
+    def expected_value(self, f: SetFunction) -> float | None:
+        """Exact :math:`E[f(S_t)]` over the experts' draws of this round (non-private
+        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 4096."""
+        if self._probs is None:
+            return None
+        n, k = int(self.n), int(self.k)
+        tup = _tuples(n, k)
+        p = np.prod(self._probs[np.arange(k)[None, :], tup], axis=1)
+        return _weighted_values(f, _masks_of(tup, n), p)
+
+    def expert_regrets(self) -> np.ndarray:
+        r"""Realised regrets :math:`r_i` of the ``k`` experts so far (non-private diagnostic;
+        see :func:`expert_regrets`)."""
+        self._ensure_state()
+        return expert_regrets(self._hedge.gains, self._realized)
+
+
+class _BanditExperts(_HedgeExperts):
+    """Bandit machinery: exploration rounds, sparse updates, expected values."""
+
+    feedback = "bandit"
+
+    def _check_bandit(self, caller: str) -> None:
+        if self.gamma is not None:
+            check_real(self.gamma, "gamma", low=0.0, low_open=True, caller=caller,
+                       fix="gamma is an exploration probability; values above 1 are clipped to "
+                           "1 with a warning.")
+        elif int(self.n) < 2:
+            raise ValidationError(
+                f"The default exploration rate of {caller} involves ln(n), which is 0 for n=1; "
+                "pass gamma explicitly."
+            )
+
+    def _nonprivate_gamma(self) -> float:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        return k * (n * math.log(n)) ** (1.0 / 3.0) * T ** (-1.0 / 3.0)
+
+    def _nonprivate_eta(self, gamma: float) -> float:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        return math.sqrt(k * n * math.log(max(n, 2)) / (gamma * T))
+
+    def _reset(self) -> None:
+        super()._reset()
+        # The first set is drawn from the uniform initial weights: data-independent.
+        self._a = self._hedge.sample()
+        self._explore: tuple[int, int] | None = None
+        self._explorations = 0
+
+    def _explore_now(self) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _before_round(self) -> None:
+        """Hook run at the start of each round (the naive variant redraws here)."""
+
+    def _select(self) -> np.ndarray:
+        self._before_round()
+        n = int(self.n)
+        mask = np.zeros(n, dtype=bool)
+        self._probs = None
+        if self._explore_now():
+            i = int(self._play.integers(int(self.k)))
+            e = int(self._play.integers(n))
+            self._explore = (i, e)
+            mask[self._a[:i]] = True
+            mask[e] = True
+        else:
+            self._explore = None
+            mask[self._a] = True
+        return mask
+
+    def _update(self, y: float) -> None:  # type: ignore[override]
+        if self._explore is None:
+            return  # exploitation: the value never reaches the learner's state
+        i, e = self._explore
+        v = float(_clip01(np.float64(y)))
+        self._hedge._G[i, e] += v
+        self._explorations += 1
+        self._after_exploration()
+
+    def _after_exploration(self) -> None:
+        """Algorithm 3 and B.2: all k experts redraw right after an exploration."""
+        self._a = self._hedge.sample()
+
+    @property
+    def explorations(self) -> int:
+        """Number of exploration rounds played so far."""
+        self._ensure_state()
+        return self._explorations
+
+    @property
+    def exploitation_choices(self) -> np.ndarray:
+        """The experts' current choices :math:`(a^1, .., a^k)` (the ordered tuple behind the set
+        in force; non-private diagnostic)."""
+        self._ensure_state()
+        return self._a.copy()
+
+    def _explore_values(self, f: SetFunction, a: np.ndarray) -> float:
+        """Mean of :math:`f(S^{i-1} + e)` over uniform ``i`` and ``e`` for the tuple ``a``."""
+        n, k = int(self.n), int(self.k)
+        masks = np.zeros((k * n, n), dtype=bool)
+        for i in range(k):
+            rows = slice(i * n, (i + 1) * n)
+            masks[rows, a[:i]] = True
+            masks[rows][np.arange(n), np.arange(n)] = True
+        return _weighted_values(f, masks, np.full(k * n, 1.0 / (k * n)))
+
+
+class BanditDP(_BanditExperts):
+    r"""Private online submodular maximization with bandit feedback (Perez-Salazar and Cummings
+    2021, Algorithm 3 "BanditDP"): blocked exploration with replay.
+
+    Round ``t``: with probability :math:`\gamma` (data-independent coin) **explore**: draw
+    :math:`i \in \{1..k\}` and :math:`a \in [n]` uniformly, play :math:`S_t^{i-1} + a`, feed the
+    observed value (clipped to ``[0, 1]``) to expert ``i`` at ``a`` (every other expert receives
+    the zero vector), then let **all** ``k`` experts draw a new tuple. Otherwise **exploit**:
+    replay the set in force and ignore the observed value. The first set is drawn from the uniform
+    initial weights. Only the :math:`M \sim \mathrm{Bin}(T, \gamma)` post-exploration draws depend
+    on the data; replays are post-processing.
+
+    Guarantee: :math:`(\varepsilon, \delta + p)`-DP with
+    :math:`p = \Pr[\mathrm{Bin}(T, \gamma) > \lfloor 2\gamma T\rfloor]` computed exactly
+    (Theorem 7 states :math:`\delta + e^{-8T^{1/3}}`, which holds for the default
+    :math:`\gamma` and :math:`n \ge 2`; for other :math:`\gamma` only the exact tail is valid).
+    With ``cap=True`` the learner stops exploring after :math:`\lfloor 2\gamma T\rfloor`
+    explorations and is exactly :math:`(\varepsilon, \delta)`-DP (not in the paper).
+    Expected :math:`(1 - 1/e)`-regret :math:`O(T^{2/3})` (Theorem 8; with the default
+    :math:`\gamma` the constant scales as :math:`k^{5/2}`, not the printed :math:`k^2`).
+
+    Parameters
+    ----------
+    n, T, k, epsilon, delta, eta, calibration, composition, backend, rng
+        As in :class:`FIDP`; ``eta`` defaults to
+        :math:`\varepsilon / (k\sqrt{32 \min(2\gamma T, T)\ln(k/\delta)})`, or to the non-private
+        :math:`\sqrt{k n\ln n/(\gamma T)}` when ``epsilon=inf``.
+    gamma : float, optional
+        Exploration probability. Default :math:`k((16 n\ln n)^2/T)^{1/3}` (private) or
+        :math:`k(n\ln n)^{1/3}T^{-1/3}` (``epsilon=inf``); values above 1 are clipped to 1 with a
+        warning (the private default exceeds 1 unless :math:`T \ge k^3(16 n\ln n)^2`).
+    cap : bool, default=False
+        Stop exploring after the budget :math:`\lfloor 2\gamma T\rfloor` (exact
+        :math:`(\varepsilon, \delta)`-DP).
+    """
+
+    _draws_label = "post-exploration draws, budget floor(2 gamma T)"
+
+    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
+                 gamma: float | None = None, eta: float | None = None, cap: bool = False,
+                 calibration: str = "paper", composition: str = "best",
+                 backend: str | None = None, rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.eta = eta
+        self.cap = cap
+        self.calibration = calibration
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        caller = type(self).__name__
+        self._check_common_params(caller)
+        self._check_bandit(caller)
+        if not isinstance(cap, bool):
+            raise ValidationError(f"The 'cap' parameter of {caller} must be a bool; got {cap!r}.")
+
+    def _default_gamma(self) -> tuple[float, str]:
+        if self.noise_off:
+            return self._nonprivate_gamma(), "k (n ln n)^(1/3) T^(-1/3) (non-private)"
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        return k * ((16.0 * n * math.log(n)) ** 2 / T) ** (1.0 / 3.0), \
+            "k ((16 n ln n)^2 / T)^(1/3) (Algorithm 3)"
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        default, what = (0.0, "") if self.gamma is not None else self._default_gamma()
+        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        budget_real = min(2.0 * gamma * T, float(T))
+        m_max = min(math.floor(2.0 * gamma * T), T)
+        p_fail = 0.0 if self.cap else bandit_failure_probability(T, gamma)
+        if self.eta is not None:
+            eta = float(self.eta)
+        elif self.noise_off:
+            eta = self._nonprivate_eta(gamma)
+        else:
+            eta = self._private_eta(max(budget_real, 1e-300), m_max)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta,
+                             "exploration_budget": m_max, "draws": m_max,
+                             "failure_probability": p_fail, "cap": bool(self.cap),
+                             "calibration": self.calibration if self.eta is None else "user"}
+        p.update(self._privacy_fields(eta, m_max, p_fail))
+        return p
+
+    def _explore_now(self) -> bool:
+        if self.cap and self._explorations >= self._params["exploration_budget"]:
+            return False
+        return bool(self._play.random() < self._params["gamma"])
+
+    def expected_value(self, f: SetFunction) -> float:
+        """Exact :math:`E[f(S_t)]` over this round's exploration coin, ``i`` and ``a``, given
+        the set in force (non-private diagnostic; uncounted)."""
+        g = self._params["gamma"]
+        if self.cap and self._explorations >= self._params["exploration_budget"]:
+            g = 0.0
+        a = self._a
+        n = int(self.n)
+        exploit = np.zeros((1, n), dtype=bool)
+        exploit[0, a] = True
+        return (1.0 - g) * _weighted_values(f, exploit, np.ones(1)) \
+            + g * self._explore_values(f, a)
+
+
+class NaiveBanditDP(_BanditExperts):
+    r"""The direct private bandit algorithm (Perez-Salazar and Cummings 2021, Appendix B.1): the
+    Streeter-Golovin explore/exploit scheme with a fresh draw from every expert **every round**.
+
+    Round ``t``: every expert draws, :math:`S_t = \{a_t^1..a_t^k\}`; with probability
+    :math:`\gamma` explore (play :math:`S_t^{i-1} + a` for uniform ``i``, ``a`` and feed the
+    clipped value to expert ``i`` at ``a``), else play :math:`S_t` and ignore the value.
+
+    Guarantee: :math:`(\varepsilon, \delta)`-DP with
+    :math:`\eta = \varepsilon/(k\sqrt{32T\ln(k/\delta)})` (each expert draws ``T`` times), and
+    :math:`O(T^{3/4})` expected :math:`(1 - 1/e)`-regret with :math:`\gamma = \Theta(T^{-1/4})`.
+
+    The paper gives no constant for :math:`\gamma`. The default minimises the corrected bound
+    :math:`A\sqrt T/\gamma + \gamma T`, :math:`A = k^3 n\ln n\sqrt{32\ln(k/\delta)}/\varepsilon`
+    (the sum over the experts of
+    :math:`E[r_i] \le k^2 n\ln n\sqrt{32 T\ln(k/\delta)}/(\varepsilon\gamma)`):
+    :math:`\gamma = \sqrt A\, T^{-1/4}`, clipped to 1 with a warning. With ``epsilon=inf`` it is
+    the non-private Streeter-Golovin bandit tuning (see :class:`BanditDP`).
+
+    Parameters
+    ----------
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng
+        As in :class:`BanditDP`.
+    """
+
+    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
+                 gamma: float | None = None, eta: float | None = None,
+                 calibration: str = "paper", composition: str = "best",
+                 backend: str | None = None, rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.eta = eta
+        self.calibration = calibration
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        caller = type(self).__name__
+        self._check_common_params(caller)
+        self._check_bandit(caller)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        if self.gamma is not None:
+            default, what = 0.0, ""
+        elif self.noise_off:
+            default, what = self._nonprivate_gamma(), "k (n ln n)^(1/3) T^(-1/3) (non-private)"
+        else:
+            A = k ** 3 * n * math.log(n) * math.sqrt(32.0 * math.log(k / float(self.delta))) \
+                / float(self.epsilon)
+            default, what = math.sqrt(A) * T ** -0.25, "sqrt(A) T^(-1/4) (Appendix B.1)"
+        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        if self.eta is not None:
+            eta = float(self.eta)
+        elif self.noise_off:
+            eta = self._nonprivate_eta(gamma)
+        else:
+            eta = self._private_eta(T, T)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": T,
+                             "calibration": self.calibration if self.eta is None else "user"}
+        p.update(self._privacy_fields(eta, T))
+        return p
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._fresh = True  # the tuple drawn in _reset serves round 1
+
+    def _before_round(self) -> None:
+        if self._fresh:
+            self._fresh = False
+        else:
+            self._a = self._hedge.sample()
+        n, k = int(self.n), int(self.k)
+        self._round_probs = self._hedge.probabilities() \
+            if n ** k <= EXPECTED_VALUE_MAX_TUPLES else None
+
+    def _explore_now(self) -> bool:
+        return bool(self._play.random() < self._params["gamma"])
+
+    def _after_exploration(self) -> None:
+        """The next round draws anyway."""
+
+    def expected_value(self, f: SetFunction) -> float | None:
+        """Exact :math:`E[f(S_t)]` over this round's expert draws and exploration (non-private
+        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 4096."""
+        P = self._round_probs
+        if P is None:
+            return None
+        n, k = int(self.n), int(self.k)
+        g = self._params["gamma"]
+        tup = _tuples(n, k)
+        p = np.prod(P[np.arange(k)[None, :], tup], axis=1)
+        exploit = _weighted_values(f, _masks_of(tup, n), p)
+        explore = 0.0
+        for i in range(k):
+            # E over the first i draws of f(S^{i-1} + e), e uniform: prefixes of length i.
+            pre = _tuples(n, i) if i else np.zeros((1, 0), dtype=np.int64)
+            pp = np.prod(P[np.arange(i)[None, :], pre], axis=1) if i else np.ones(1)
+            masks = np.repeat(_masks_of(pre, n), n, axis=0)
+            masks[np.arange(masks.shape[0]), np.tile(np.arange(n), pre.shape[0])] = True
+            explore += _weighted_values(f, masks, np.repeat(pp, n) / n)
+        return (1.0 - g) * exploit + g * explore / k
+
+
+class PresampledBanditDP(_BanditExperts):
+    r"""Private bandit maximization with pre-sampled exploration rounds (Perez-Salazar and
+    Cummings 2021, Appendix B.2): exactly :math:`(\varepsilon, \delta)`-DP.
+
+    The exploration rounds are fixed before the game, independently of the data: each round is
+    one with probability :math:`\gamma`, ``M`` of them in all; then Algorithm 3 runs with
+    :math:`\eta = \varepsilon/(k\sqrt{32(M+1)\ln(k/\delta)})`, exploring exactly at those rounds.
+    Every expert makes ``M`` data-dependent draws, so the guarantee is exact, with no failure
+    term. Expected :math:`(1 - 1/e)`-regret :math:`O(T^{2/3})` with
+    :math:`\gamma = \Theta(T^{-1/3})`.
+
+    Memory is :math:`O(1)` instead of the paper's :math:`\Theta(T^{2/3})`: ``M`` is drawn from
+    :math:`\mathrm{Bin}(T, \gamma)`, and at round ``t`` with ``m`` explorations left the round
+    explores with probability :math:`m/(T - t + 1)` (selection sampling). Given ``M`` the
+    exploration rounds are then a uniform ``M``-subset, exactly as for ``T`` independent
+    coins, so the law of the run is the paper's.
+
+    The paper gives no constant for :math:`\gamma`; the default is Algorithm 3's
+    (:class:`BanditDP`), whose exploration schedule this variant replaces.
+
+    Parameters
+    ----------
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng
+        As in :class:`BanditDP`. With ``calibration="tight"`` the rate is solved for ``M``
+        draws per expert.
+    """
+
+    _draws_label = "M pre-sampled explorations"
+
+    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
+                 gamma: float | None = None, eta: float | None = None,
+                 calibration: str = "paper", composition: str = "best",
+                 backend: str | None = None, rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.eta = eta
+        self.calibration = calibration
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        caller = type(self).__name__
+        self._check_common_params(caller)
+        self._check_bandit(caller)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        if self.gamma is not None:
+            default, what = 0.0, ""
+        else:
+            default, what = BanditDP._default_gamma(self)  # type: ignore[arg-type]
+        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        # The schedule's randomness is data-independent and drawn before anything is released.
+        M = int(self._setup_rng.binomial(T, gamma))
+        if self.eta is not None:
+            eta = float(self.eta)
+        elif self.noise_off:
+            eta = self._nonprivate_eta(gamma)
+        else:
+            eta = self._private_eta(M + 1, M)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta,
+                             "explorations_scheduled": M, "draws": M,
+                             "calibration": self.calibration if self.eta is None else "user"}
+        p.update(self._privacy_fields(eta, M))
+        return p
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._left = int(self._params["explorations_scheduled"])
+        self._sched = self._setup_rng.spawn(1)[0]
+        self._next_explores = self._schedule(int(self.T))
+
+    def _schedule(self, rounds_left: int) -> bool:
+        """Selection sampling: explore w.p. (explorations left) / (rounds left, this one incl.)."""
+        if rounds_left <= 0 or self._left <= 0:
+            return False
+        explore = bool(self._sched.random() * rounds_left < self._left)
+        if explore:
+            self._left -= 1
+        return explore
+
+    def _explore_now(self) -> bool:
+        self._this_explores = self._next_explores
+        return self._this_explores
+
+    def _update(self, y: float) -> None:  # type: ignore[override]
+        super()._update(y)
+        # _round still counts the rounds before this one: T - (round + 1) rounds remain.
+        self._next_explores = self._schedule(int(self.T) - self._round - 1)
+
+    def expected_value(self, f: SetFunction) -> float:
+        """Exact :math:`E[f(S_t)]` over this round's ``i`` and ``a`` given the (pre-sampled)
+        schedule and the set in force (non-private diagnostic; uncounted)."""
+        a = self._a
+        if self._this_explores:
+            return self._explore_values(f, a)
+        exploit = np.zeros((1, int(self.n)), dtype=bool)
+        exploit[0, a] = True
+        return _weighted_values(f, exploit, np.ones(1))
