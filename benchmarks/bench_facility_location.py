@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from functools import partial
 
 import numpy as np
-from _harness import measure, table
 
+from _harness import measure, table
 from dpsubmod.functions import FacilityLocation
 from dpsubmod.offline import greedy, lazy_greedy, list_methods
 
@@ -63,18 +64,14 @@ def main(argv: list[str] | None = None) -> None:
         rng = np.random.default_rng(0)
         X = rng.random((n, 20)).astype(np.float32)
         bw = 0.5
-        rows = [measure("dpsubmod greedy (all gains each step)",
-                        lambda: ours_greedy(X, args.k, bw), args.repeat),
-                measure("dpsubmod lazy greedy", lambda: ours_lazy(X, args.k, bw), args.repeat)]
-        try:
-            rows.append(measure("dpsubmod private greedy (eps=1)",
-                                lambda: ours_private(X, args.k, bw), args.repeat))
-        except Exception as exc:  # the private method may not be available in old versions
-            print(f"private greedy skipped: {exc}")
+        ours = (("dpsubmod greedy (all gains each step)", ours_greedy),
+                ("dpsubmod lazy greedy", ours_lazy),
+                ("dpsubmod private greedy (eps=1)", ours_private))
+        rows = [measure(label, partial(fn, X, args.k, bw), args.repeat) for label, fn in ours]
         for label, fn in (("apricot lazy greedy", apricot_lazy),
                           ("submodlib lazy greedy", submodlib_lazy)):
             try:
-                rows.append(measure(label, lambda fn=fn: fn(X, args.k), args.repeat))
+                rows.append(measure(label, partial(fn, X, args.k), args.repeat))
             except ImportError:
                 print(f"{label}: not installed (pip install -e '.[bench]')")
         ref = "apricot lazy greedy" if any(r.label.startswith("apricot") for r in rows) else \

@@ -536,3 +536,174 @@ def dyadic_prefix_reference(items: np.ndarray, noise, t: int, honaker: bool) -> 
             out = out + estimate(h, start >> h)[0]
             start += 1 << h
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact output distributions of the Hedge-based online maximization learners (tiny instances).
+
+
+class ForcedGenerator:
+    """Stand-in for a numpy Generator that returns queued values, so an enumeration can force a
+    learner down one branch of its randomness (``random()`` and ``integers()`` pop the queue)."""
+
+    def __init__(self, values=()):
+        self.values = list(values)
+
+    def random(self, *args, **kwargs):
+        return self.values.pop(0)
+
+    def integers(self, *args, **kwargs):
+        return self.values.pop(0)
+
+
+def _force_sample(learner, tup) -> None:
+    learner._hedge.sample = lambda tup=tuple(tup): np.array(tup, dtype=np.int64)
+
+
+def experts_output_distribution(learner, functions, *, presampled_M: int | None = None) -> dict:
+    """Exact law of the sequence of played sets of an experts learner (``FIDP``, ``BanditDP``,
+    ``NaiveBanditDP``, ``PresampledBanditDP``) on ``functions``, by enumerating every draw.
+
+    Each random choice of the learner is forced in turn (Hedge draws through ``sample``,
+    exploration coins and uniform choices through :class:`ForcedGenerator`), and weighted by its
+    probability as computed from the learner's own state (Hedge distributions, ``gamma``, the
+    selection-sampling probabilities), so the learner's updates are exercised exactly. For
+    ``PresampledBanditDP`` the law is conditional on ``M = presampled_M`` explorations (the
+    guarantee holds for every ``M``).
+    """
+    import copy
+    import itertools
+
+    from dpsubmod.online.experts import FIDP, BanditDP, NaiveBanditDP, PresampledBanditDP
+    from dpsubmod.online.hedge import Hedge
+
+    L0 = learner.clone()
+    L0.reset()
+    n, k, T = int(L0.n), int(L0.k), len(functions)
+    tuples = list(itertools.product(range(n), repeat=k))
+    out: dict = {}
+
+    def tuple_probs(L):
+        P = L.expert_probabilities()
+        for tup in tuples:
+            p = float(np.prod([P[i, a] for i, a in enumerate(tup)]))
+            if p > 0.0:
+                yield tup, p
+
+    def done(prob, hist):
+        out[hist] = out.get(hist, 0.0) + prob
+
+    if isinstance(L0, FIDP):
+        def rec(L, t, prob, hist):
+            if t == T:
+                return done(prob, hist)
+            for tup, p in tuple_probs(L):
+                L2 = copy.deepcopy(L)
+                _force_sample(L2, tup)
+                S = L2.select()
+                L2.update(functions[t])
+                rec(L2, t + 1, prob * p, hist + (S,))
+
+        rec(L0, 0, 1.0, ())
+        return out
+
+    if isinstance(L0, PresampledBanditDP):
+        if presampled_M is None:
+            raise ValueError("pass presampled_M for PresampledBanditDP")
+
+        class _Setup:
+            def binomial(self, *a):
+                return presampled_M
+
+        L0._setup_rng = _Setup()
+        L0._params = L0._resolve()
+        L0._hedge = Hedge(n, L0._params["eta"], copies=k)
+        L0._hedge.reset()
+
+    def explore_prob(L):
+        if isinstance(L, PresampledBanditDP):
+            return None
+        g = L._params["gamma"]
+        if isinstance(L, BanditDP) and L.cap and L._explorations >= L._params["exploration_budget"]:
+            return 0.0
+        return g
+
+    def sched_branches(L, rounds_left):
+        left = L._left
+        if rounds_left <= 0 or left <= 0:
+            return [(None, 1.0)]
+        p = left / rounds_left
+        br = []
+        if p > 0:
+            br.append((0.0, p))
+        if p < 1:
+            br.append((1.0, 1.0 - p))
+        return br
+
+    def rec(L, t, prob, hist):
+        if t == T:
+            return done(prob, hist)
+        pres = isinstance(L, PresampledBanditDP)
+        naive = isinstance(L, NaiveBanditDP)
+        starts = [(None, 1.0)]
+        if naive and not L._fresh:
+            starts = list(tuple_probs(L))
+        for tup0, p0 in starts:
+            if pres:
+                branches = [(True, 1.0)] if L._next_explores else [(False, 1.0)]
+            else:
+                g = explore_prob(L)
+                branches = []
+                if g > 0:
+                    branches.append((True, g))
+                if g < 1:
+                    branches.append((False, 1.0 - g))
+            for explore, pe in branches:
+                choices = [(i, e, 1.0 / (k * n)) for i in range(k) for e in range(n)] \
+                    if explore else [(None, None, 1.0)]
+                for i, e, pc in choices:
+                    L2 = copy.deepcopy(L)
+                    if tup0 is not None:
+                        _force_sample(L2, tup0)
+                    if pres:
+                        L2._play = ForcedGenerator([] if not explore else [i, e])
+                    else:
+                        L2._play = ForcedGenerator([-1.0, i, e] if explore else [2.0])
+                    S = L2.select()
+                    y = functions[t](S)
+                    redraw = explore and not naive
+                    sched = sched_branches(L2, T - t - 1) if pres else [(None, 1.0)]
+                    if redraw:
+                        probe = copy.deepcopy(L2)
+                        _force_sample(probe, tuples[0])
+                        probe._sched = ForcedGenerator([0.0])
+                        probe.update(y)
+                        redraws = list(tuple_probs(probe))
+                    else:
+                        redraws = [(None, 1.0)]
+                    for tup, pr in redraws:
+                        for sv, ps in sched:
+                            L3 = copy.deepcopy(L2)
+                            if tup is not None:
+                                _force_sample(L3, tup)
+                            if pres:
+                                L3._sched = ForcedGenerator([] if sv is None else [sv])
+                            L3.update(y)
+                            rec(L3, t + 1, prob * p0 * pe * pc * pr * ps, hist + (S,))
+
+    inits = []
+    if isinstance(L0, PresampledBanditDP):
+        L0._left = presampled_M
+        for sv, ps in sched_branches(L0, T):
+            L1 = copy.deepcopy(L0)
+            L1._sched = ForcedGenerator([] if sv is None else [sv])
+            L1._next_explores = L1._schedule(T)
+            inits.append((L1, ps))
+    else:
+        inits.append((L0, 1.0))
+    for L1, ps in inits:
+        for tup in tuples:
+            L2 = copy.deepcopy(L1)
+            L2._a = np.array(tup, dtype=np.int64)
+            rec(L2, 0, ps * (1.0 / n) ** k, ())
+    return out

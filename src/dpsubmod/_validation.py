@@ -96,9 +96,9 @@ def check_real(
 
 
 def check_epsilon(value: object, name: str = "epsilon", *, caller: str | None = None) -> float:
-    """A privacy parameter epsilon: a finite real number > 0."""
+    """A privacy parameter epsilon: a finite real number > 0 (``inf`` would mean no noise)."""
     return check_real(
-        value, name, low=0.0, low_open=True, caller=caller,
+        value, name, low=0.0, low_open=True, high=math.inf, high_open=True, caller=caller,
         fix="Pass a positive privacy budget such as epsilon=1.0.",
     )
 
@@ -126,16 +126,20 @@ def check_finite(arr: object, name: str, *, caller: str | None = None, ndim: int
         )
     if ndim is not None and a.ndim != ndim:
         raise ValidationError(
-            f"The '{name}' argument{_where(caller)} must be {ndim}-dimensional; got shape {a.shape}."
+            f"The '{name}' argument{_where(caller)} must be {ndim}-dimensional; "
+            f"got shape {a.shape}."
         )
-    if np.issubdtype(a.dtype, np.floating) and not np.isfinite(a.sum()) and not np.isfinite(a).all():
+    # the cheap finite-sum pass skips the element-wise scan when the data is clean
+    floating = np.issubdtype(a.dtype, np.floating)
+    if floating and not np.isfinite(a.sum()) and not np.isfinite(a).all():
         raise ValidationError(
             f"The '{name}' argument{_where(caller)} contains NaN or infinite values; "
             "remove or impute them before building the objective."
         )
     if nonnegative and a.size and a.min() < 0:
         raise ValidationError(
-            f"The '{name}' argument{_where(caller)} must be non-negative; its minimum is {a.min()!r}."
+            f"The '{name}' argument{_where(caller)} must be non-negative; its minimum is "
+            f"{a.min()!r}."
         )
     return a
 
@@ -164,7 +168,8 @@ def check_indices(idx: object, n: int, name: str, *, caller: str | None = None,
     if isinstance(idx, np.ndarray) and idx.dtype == np.bool_:
         if idx.shape != (n,):
             raise GroundSetMismatchError(
-                f"The boolean mask '{name}'{_where(caller)} must have shape ({n},); got {idx.shape}."
+                f"The boolean mask '{name}'{_where(caller)} must have shape ({n},); "
+                f"got {idx.shape}."
             )
         return np.flatnonzero(idx)
     if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):

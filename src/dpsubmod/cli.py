@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="repetitions of each randomized method (default 20)")
     demo.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 2.0, 8.0, 32.0],
                       help="total privacy budgets of the private rows (default 0.5 2 8 32)")
-    demo.add_argument("--out", default="dpsubmod-demo", help="output folder (default ./dpsubmod-demo)")
+    demo.add_argument("--out", default="dpsubmod-demo",
+                      help="output folder (default ./dpsubmod-demo)")
     demo.set_defaults(func=_demo)
     return parser
 

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracles import brute_force_max
 
 from dpsubmod import maximize
 from dpsubmod.constraints import GraphicMatroid, Knapsack, PartitionMatroid, UniformMatroid
@@ -21,6 +20,7 @@ from dpsubmod.offline import (
     random_feasible,
     stochastic_greedy,
 )
+from oracles import brute_force_max
 
 E = 1 - 1 / math.e
 

@@ -9,7 +9,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from oracles import brute_force_max
 from scipy import stats
 
 from dpsubmod import maximize
@@ -18,13 +17,14 @@ from dpsubmod.errors import DPSubmodError, SensitivityError
 from dpsubmod.functions import FacilityLocation, Modular
 from dpsubmod.offline import random_feasible
 from dpsubmod.offline.private_greedy import (
+    greedy_path_distribution,
     gupta_privacy,
     gupta_step_epsilon,
-    greedy_path_distribution,
     private_greedy,
     private_greedy_decomposable,
 )
 from dpsubmod.privacy.audit import exact_check
+from oracles import brute_force_max
 
 CANDS = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
 
@@ -98,7 +98,7 @@ def test_matroid_paths_private():
     for _ in range(10):
         f, g = random_pair(rng)
         w = (1.0 / m.rank) / (2 * f.sensitivity)
-        res = exact_check(lambda h: greedy_path_distribution(h, m, weight=w), f, g, 1.0)
+        res = exact_check(lambda h, w=w: greedy_path_distribution(h, m, weight=w), f, g, 1.0)
         assert res.passed
 
 

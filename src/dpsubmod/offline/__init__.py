@@ -5,6 +5,8 @@ names them. ``maximize_ksubmodular`` does the same for k-submodular objectives, 
 ``minimize(f)`` minimizes a submodular function exactly.
 """
 
+from .continuous_greedy import private_continuous_greedy, private_continuous_greedy_layers
+from .dpcg import dpcg, dpcg_curvature
 from .greedy import greedy, knapsack_greedy, lazy_greedy, random_feasible, stochastic_greedy
 from .ksubmodular import (
     ks_greedy,
@@ -40,6 +42,10 @@ __all__ = [
     "private_greedy",
     "private_stochastic_greedy",
     "private_greedy_decomposable",
+    "private_continuous_greedy",
+    "private_continuous_greedy_layers",
+    "dpcg",
+    "dpcg_curvature",
     "maximize_ksubmodular",
     "list_ksubmodular_methods",
     "ks_greedy",

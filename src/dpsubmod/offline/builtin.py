@@ -11,8 +11,7 @@ from .private_greedy import (
 from .registry import register
 
 register("greedy", private=False,
-         summary="Greedy (Nemhauser-Wolsey-Fisher); cost-benefit + best singleton under a knapsack")(
-    greedy)
+         summary="Greedy (Nemhauser-Wolsey-Fisher); cost-benefit greedy under a knapsack")(greedy)
 register("lazy_greedy", private=False,
          summary="Lazy greedy (Minoux): same output as greedy, fewer evaluations")(lazy_greedy)
 register("stochastic_greedy", private=False,
@@ -30,3 +29,7 @@ register("private_stochastic_greedy", private=True,
 register("private_greedy_decomposable", private=True,
          summary="Decomposable private greedy (Gupta et al. 2010), (eps, delta)-DP")(
     private_greedy_decomposable)
+
+# Private continuous greedy (Rafiey and Yoshida 2020) and DPCG (Sadeghi and Fazel 2021) register
+# themselves on import.
+from . import builtin_continuous  # noqa: E402, F401

@@ -132,15 +132,6 @@ class _Scorer:
         return 2.0 * self.sensitivity / self.c_min
 
 
-def _feasible(st: FunctionState, constraint: Constraint, sample: np.ndarray | None) -> np.ndarray:
-    ok = constraint.can_add(st)
-    if sample is not None:
-        keep = np.zeros_like(ok)
-        keep[sample] = True
-        ok &= keep
-    return np.flatnonzero(ok)
-
-
 def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: str) -> float:
     return f.require_sensitivity(sensitivity, caller=caller)
 
@@ -154,23 +145,17 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
     st = f.state()
     trace: list[float] = []
     for _ in range(steps):
-        sample = None
-        if sample_size is not None and sample_size < f.n:
-            sample = gen.choice(f.n, size=sample_size, replace=False)
-        cand = _feasible(st, constraint, sample)
+        cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:
-            if sample is not None:
-                # Data-independent: the sample missed every feasible element; the step releases
-                # nothing about the data, but it still spends its budget for simplicity.
-                ledger.record(acc.PrivacyEvent.exponential(eps_step, note="empty sample"))
-                continue
             break
+        if sample_size is not None and sample_size < cand.size:
+            # The subset depends only on the (already released) current set: no privacy cost.
+            cand = np.sort(gen.choice(cand, size=sample_size, replace=False))
         g = st.gains(cand)
         s = scorer.scores(g, cand)
         j = mech.exponential_mechanism(s, epsilon=eps_step, sensitivity=scorer.score_sensitivity,
                                        rng=gen, ledger=ledger, backend=backend)
-        e = int(cand[j])
-        st.add(e)
+        st.add(int(cand[j]))
         trace.append(float(g[j]))
     return st.selected, trace
 

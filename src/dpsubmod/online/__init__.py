@@ -62,3 +62,58 @@ __all__ = [
     "exploration_probabilities",
     "one_point_gradient",
 ]
+
+# Online private submodular maximization: Hedge experts (Perez-Salazar and Cummings 2021),
+# Streeter-Golovin baselines, private FTRL and (DP) Meta-Frank-Wolfe (Sadeghi and Fazel 2021).
+from .experts import (  # noqa: E402
+    FIDP,
+    BanditDP,
+    NaiveBanditDP,
+    PresampledBanditDP,
+    bandit_failure_probability,
+    expert_regrets,
+)
+from .ftrl import PrivateFTRL, Region, as_region, euclidean_projection, kl_projection  # noqa: E402
+from .hedge import (  # noqa: E402
+    Hedge,
+    hedge_draw_epsilon,
+    hedge_epsilon,
+    hedge_eta,
+    tight_hedge_eta,
+)
+from .meta_frank_wolfe import (  # noqa: E402
+    DPMetaFrankWolfe,
+    MetaFrankWolfe,
+    PFTALMetaFrankWolfe,
+    batch_gradient,
+    dpmfw_paper_scale,
+    round_point,
+)
+from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy  # noqa: E402
+
+__all__ += [
+    "Hedge",
+    "hedge_eta",
+    "hedge_epsilon",
+    "hedge_draw_epsilon",
+    "tight_hedge_eta",
+    "FIDP",
+    "BanditDP",
+    "NaiveBanditDP",
+    "PresampledBanditDP",
+    "bandit_failure_probability",
+    "expert_regrets",
+    "OnlineGreedy",
+    "BanditOnlineGreedy",
+    "PrivateFTRL",
+    "Region",
+    "as_region",
+    "kl_projection",
+    "euclidean_projection",
+    "DPMetaFrankWolfe",
+    "MetaFrankWolfe",
+    "PFTALMetaFrankWolfe",
+    "batch_gradient",
+    "dpmfw_paper_scale",
+    "round_point",
+]

@@ -351,7 +351,9 @@ def sum_losses(losses: Iterable[ConvexLoss]) -> ConvexLoss:
     dim = fs[0].dim
     for f in fs:
         if not isinstance(f, ConvexLoss):
-            raise ParameterTypeError(f"sum_losses takes ConvexLoss objects; got {type(f).__name__}.")
+            raise ParameterTypeError(
+                f"sum_losses takes ConvexLoss objects; got {type(f).__name__}."
+            )
         if f.dim != dim:
             raise GroundSetMismatchError(
                 f"sum_losses got losses on R^{dim} and on R^{f.dim}; all must share one domain."
@@ -446,6 +448,9 @@ class ConvexLossStream(ABC):
     def losses(self, *, rng: RNGLike = None) -> list[ConvexLoss]:
         """All ``T`` losses as a list."""
         return list(self.iterate(rng=rng))
+
+    def __iter__(self) -> Iterator[ConvexLoss]:
+        return self.iterate()
 
     def __len__(self) -> int:
         return int(self.T)

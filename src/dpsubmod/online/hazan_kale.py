@@ -1,4 +1,4 @@
-r"""Non-private online submodular minimization by projected subgradient descent (Hazan and Kale 2012).
+r"""Non-private online submodular minimization by projected subgradient descent (Hazan-Kale).
 
 The baselines of the private learners: online (sub)gradient descent (Zinkevich 2003) on the
 Lovász extensions over the cube, :math:`x_{t+1} = \mathrm{clip}(x_t - \eta\, g_t, 0, 1)`, which uses
@@ -70,12 +70,19 @@ class _OGDBase(Learner):
         self._ensure_state()
         return self._x.copy()
 
+    @property
+    def last_gradient(self) -> np.ndarray | None:
+        """The (sub)gradient or one-point estimate of the last update (None before round 1)."""
+        self._ensure_state()
+        return None if self._g_last is None else self._g_last.copy()
+
     def _reset(self) -> None:
         super()._reset()
         self._params = self._resolve()
         self._rng = as_generator(self.rng)
         n = int(self.n)
         self._x = np.zeros(n) if self.x1 is None else np.array(self.x1, dtype=np.float64)
+        self._g_last: np.ndarray | None = None
 
 
 class HazanKale(_OGDBase):
@@ -130,6 +137,7 @@ class HazanKale(_OGDBase):
 
     def _update(self, f: SetFunction) -> None:  # type: ignore[override]
         _, g = lovasz_subgradient(f, self._x)
+        self._g_last = g
         self._x = np.clip(self._x - self._params["eta"] * g, 0.0, 1.0)
 
     def expected_value(self, f: SetFunction) -> float:
@@ -204,6 +212,7 @@ class BanditHazanKale(_OGDBase):
     def _update(self, y: float) -> None:  # type: ignore[override]
         order, rho, k, xi = self._draw
         ghat = one_point_gradient(order, rho, k, y, xi)
+        self._g_last = ghat
         self._x = np.clip(self._x - self._params["eta"] * ghat, 0.0, 1.0)
 
     def expected_value(self, f: SetFunction) -> float:

@@ -65,7 +65,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int, check_real
@@ -359,7 +358,8 @@ class Hedge(OnlineBase):
         """Log of the current distributions, shape ``(copies, n)`` (non-private diagnostic)."""
         self._ensure_state()
         z = float(self.eta) * self._G
-        return z - special.logsumexp(z, axis=1, keepdims=True)
+        z -= z.max(axis=1, keepdims=True)
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
     def probabilities(self) -> np.ndarray:
         """The current distributions :math:`x_t`, shape ``(copies, n)`` (non-private diagnostic)."""

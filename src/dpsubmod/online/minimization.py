@@ -143,12 +143,27 @@ class _SubmodBase(Learner):
         self._oco.reset()
         self._play_rng = play_rng
         self._x = self._oco.point()
+        self._g_last: np.ndarray | None = None
 
     @property
     def iterate(self) -> np.ndarray:
         """The current point ``x_t`` of the cube (released: post-processing of the counter)."""
         self._ensure_state()
         return self._oco.point()
+
+    @property
+    def prefix(self) -> np.ndarray:
+        """The counter's last noisy prefix sum :math:`v_t` (released; zeros before round 1)."""
+        self._ensure_state()
+        return self._oco.prefix
+
+    @property
+    def last_gradient(self) -> np.ndarray | None:
+        """The data-dependent vector fed at the last update, before :math:`H x_t` and the noise
+        were added: the (clipped) chain subgradient or one-point estimate. **Not private**: a
+        diagnostic for tests and experiments. ``None`` before the first update."""
+        self._ensure_state()
+        return None if self._g_last is None else self._g_last.copy()
 
     @property
     def privacy(self) -> Any:
@@ -211,8 +226,9 @@ class SubmodPFTAL(_SubmodBase):
         Privacy parameter of the whole run; ``math.inf`` switches the noise off (**not private**).
     H : float or "tuned", optional
         Strong-convexity parameter. Default :math:`M/\sqrt{nT}` (Theorem 7). ``"tuned"`` uses
-        :math:`\sqrt{2a/(nT)}` with :math:`a = 72 M^2 \ln T + 48 n M \Delta \ln^{2.5} T/\varepsilon`,
-        the minimiser of the regret bound assembled from the paper's lemmas (assumes
+        :math:`\sqrt{2a/(nT)}` with
+        :math:`a = 72 M^2 \ln T + 48 n M \Delta \ln^{2.5} T/\varepsilon`, the minimiser of the
+        regret bound assembled from the paper's lemmas (assumes
         :math:`H\sqrt n \le M`; :math:`\ln T` is floored at 1).
     calibration : {"sound", "conservative", "paper"}, default="sound"
         Sensitivity :math:`\Delta` of the counter: :math:`4\sqrt2 M`, :math:`8M`, or the paper's
@@ -242,7 +258,7 @@ class SubmodPFTAL(_SubmodBase):
     --------
     >>> import math
     >>> from dpsubmod.functions import Modular
-    >>> learner = SubmodPFTAL(2, T=50, M=1.0, epsilon=math.inf, rng=0)
+    >>> learner = SubmodPFTAL(2, T=51, M=1.0, epsilon=math.inf, rng=0)
     >>> for t in range(50):
     ...     S = learner.select()
     ...     learner.update(Modular([-0.5, 0.5]))
@@ -336,6 +352,7 @@ class SubmodPFTAL(_SubmodBase):
         _, g = lovasz_subgradient(f, self._x)
         if self._params["gradient_clip"] is not None:
             g = _clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
+        self._g_last = g
         self._oco._step(g + self._params["H"] * self._x)
 
     def expected_value(self, f: SetFunction) -> float:
@@ -463,6 +480,7 @@ class BanditSubmodPFTAL(_SubmodBase):
             M = self._params["M"]
             y = min(max(y, -M), M)
         ghat = one_point_gradient(order, rho, k, y, xi)
+        self._g_last = ghat
         self._oco._step(ghat + self._params["H"] * self._x)
 
     def expected_value(self, f: SetFunction) -> float:

@@ -94,10 +94,11 @@ class PFTAL(OnlineBase):
         evaluated at the same point, in the norm of the noise (l1 for ``noise="laplace"``, l2
         otherwise). The counter is calibrated to it.
     lipschitz : float, optional
-        A bound ``G`` on the gradients' norm (l1 for ``noise="laplace"``, l2 otherwise). When given, every gradient is rescaled to norm at
-        most ``G`` before it enters the counter (a no-op for ``G``-Lipschitz losses, so the
-        guarantee holds even for losses that break the bound), and ``sensitivity`` defaults to
-        ``2 G``. One of ``sensitivity`` and ``lipschitz`` is required unless ``epsilon=inf``.
+        A bound ``G`` on the gradients' norm (l1 for ``noise="laplace"``, l2 otherwise). When
+        given, every gradient is rescaled to norm at most ``G`` before it enters the counter (a
+        no-op for ``G``-Lipschitz losses, so the guarantee holds even for losses that break the
+        bound), and ``sensitivity`` defaults to ``2 G``. One of ``sensitivity`` and
+        ``lipschitz`` is required unless ``epsilon=inf``.
     project : callable, optional
         Euclidean projection onto the domain, ``project(y) -> x``; the cube :math:`[0, 1]^d` when
         omitted (:func:`project_box`).
@@ -122,7 +123,7 @@ class PFTAL(OnlineBase):
     >>> oco = PFTAL(2, T=3, H=1.0, epsilon=math.inf)
     >>> for c in ([1.0, 0.0], [0.0, 1.0]):
     ...     x = oco.point()
-    ...     oco.update(x - np.array(c))
+    ...     _ = oco.update(x - np.array(c))
     >>> oco.point().tolist()
     [0.5, 0.5]
     """

@@ -208,7 +208,8 @@ class RecordStream(Stream):
                  bound: float | None = None):
         if not callable(build):
             raise ParameterTypeError(
-                f"The 'build' argument of RecordStream must be callable; got {type(build).__name__}."
+                "The 'build' argument of RecordStream must be callable; got "
+                f"{type(build).__name__}."
             )
         try:
             T = len(records)
@@ -317,8 +318,8 @@ class SwitchingStream(Stream):
 class _SignStream(Stream):
     """i.i.d. sign vectors; one function object per sign pattern, reused (see stochastic_stream)."""
 
-    def __init__(self, n: int, T: int, p_plus: np.ndarray, make: Callable[[np.ndarray], SetFunction],
-                 rng: RNGLike):
+    def __init__(self, n: int, T: int, p_plus: np.ndarray,
+                 make: Callable[[np.ndarray], SetFunction], rng: RNGLike):
         self.n, self.T, self.bound, self.rng = n, T, 1.0, rng
         self._p = p_plus
         self._make = make

@@ -1,0 +1,789 @@
+r"""Online (private) Meta-Frank-Wolfe: online maximization of submodular functions through their
+multilinear extensions over a matroid or knapsack polytope.
+
+Meta-Frank-Wolfe (Chen, Hassani and Karbasi 2018) runs ``K`` online linear optimizers
+:math:`\mathcal E_1..\mathcal E_K` over the polytope ``P``. Round ``t``: read their points
+:math:`v_t^1..v_t^K`, build the Frank-Wolfe path :math:`x_t^{(0)} = 0`,
+:math:`x_t^{(k)} = x_t^{(k-1)} + v_t^k / K`, play :math:`x_t = x_t^{(K)}`, then, with the round's
+function revealed, feed :math:`\mathcal E_k` the linear reward
+:math:`\langle \nabla f_t(x_t^{(k-1)}), v\rangle` (the gradient of the multilinear extension of
+:math:`F_t`, :func:`~dpsubmod.extensions.multilinear_gradient`). For monotone DR-submodular,
+:math:`\beta`-smooth :math:`f_t` (Lemma 7 of Perez-Salazar and Cummings, from Chen et al.):
+
+.. math::
+
+    (1 - 1/e)\max_{x \in P}\sum_t f_t(x) - \sum_t f_t(x_t)
+    \le \frac1K \sum_k r_k + \frac{\beta R^2 T}{2K},
+
+with :math:`r_k` the regret of :math:`\mathcal E_k`. The learners here play **sets** (the online
+protocol): :math:`x_t` is rounded obliviously (randomized pipage per block for uniform and
+partition matroids and knapsacks, swap rounding of the oracles' convex decompositions for other
+matroids, independent rounding on the box), which is post-processing and keeps
+:math:`E[F_t(S_t)] \ge f_t(x_t)` for matroids (knapsack pipage loses at most
+:math:`\max_e F_t(\{e\})` per round, so report continuous regret there).
+
+Learners:
+
+* :class:`DPMetaFrankWolfe` (Sadeghi and Fazel 2021, "DPMFW"): the oracles are private FTRL with
+  the entropic regularizer and tree-aggregated loss sums (Agarwal and Singh 2017;
+  :class:`~dpsubmod.online.PrivateFTRL`), with Laplace or Gaussian node noise.
+* :class:`MetaFrankWolfe` (Chen, Hassani and Karbasi 2018): non-private; projected online
+  gradient ascent oracles (Zinkevich 2003), or entropic FTRL with exact sums.
+* :class:`PFTALMetaFrankWolfe` (Perez-Salazar and Cummings 2021, Algorithm 4): the oracles are
+  ``K`` copies of PFTAL (Smith and Thakurta 2013), each :math:`\varepsilon/K`-DP.
+
+Neighbouring relation: function streams differing in one round's function :math:`F_t` (replaced
+by any other function). Gradients are clipped coordinatewise to ``[0, bound]`` (``bound`` is the
+public :math:`m_F \ge \max_{t, e} F_t(\{e\})`, 1 for functions with values in ``[0, 1]``), which is
+a no-op for monotone submodular functions within the bound and keeps the sensitivity for any
+input: one round's loss vector moves by at most ``n * bound`` in l1 norm and
+``sqrt(n) * bound`` in l2 norm, in each of the ``K`` oracles.
+
+References
+----------
+L. Chen, H. Hassani and A. Karbasi, "Online continuous submodular maximization", AISTATS 2018
+(Meta-Frank-Wolfe). O. Sadeghi and M. Fazel, "Differentially private monotone submodular
+maximization under matroid and knapsack constraints", AISTATS 2021 (online algorithm DPMFW and its
+Theorem 4). N. Agarwal and K. Singh, ICML 2017. O. Perez-Salazar and R. Cummings, AISTATS 2021,
+Algorithm 4, Lemma 4, Lemma 5. A. Smith and A. Thakurta, NIPS 2013. M. Zinkevich, "Online
+convex programming and generalized infinitesimal gradient ascent", ICML 2003.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._rng import RNGLike, as_generator
+from .._validation import check_int, check_real
+from ..errors import ValidationError
+from ..functions.base import SetFunction
+from .ftrl import FTRL_NOISES, PrivateFTRL, Region, as_region, euclidean_projection
+from .protocol import Learner
+
+__all__ = [
+    "DPMetaFrankWolfe",
+    "MetaFrankWolfe",
+    "PFTALMetaFrankWolfe",
+    "round_point",
+    "batch_gradient",
+    "dpmfw_paper_scale",
+    "GRADIENT_METHODS",
+]
+
+#: Gradient methods accepted (passed to :func:`~dpsubmod.extensions.multilinear_gradient`).
+GRADIENT_METHODS = ("auto", "exact", "sampling")
+
+_NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
+                 "function; multilinear gradients clipped to [0, bound])")
+
+
+def _off(epsilon: object) -> bool:
+    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
+        and math.isinf(epsilon) and epsilon > 0
+
+
+def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
+                      bound: float = 1.0) -> float:
+    r"""The per-node Laplace scale printed by Sadeghi and Fazel for DPMFW:
+    :math:`\lambda = 2 m_F\, n \lceil\ln T\rceil \sqrt{2K\ln(1/\delta)}/\varepsilon`.
+
+    Its node count :math:`\lceil \ln T\rceil` is below the true
+    :math:`\lfloor\log_2 T\rfloor + 1`, but the factor 2 (the true leaf l1 sensitivity is
+    :math:`n m_F`) compensates for every :math:`2 \le T \le 2\cdot 10^5` and asymptotically;
+    :class:`DPMetaFrankWolfe` with ``calibration="paper"`` reports the epsilon it really gives.
+
+    >>> round(dpmfw_paper_scale(10, 1000, 4, 1.0, 1e-6), 3)
+    1471.826
+    """
+    caller = "dpmfw_paper_scale"
+    n = check_int(n, "n", low=1, caller=caller)
+    T = check_int(T, "T", low=2, caller=caller,
+                  fix="The paper's formula gives zero noise at T = 1 (ceil(ln 1) = 0).")
+    K = check_int(K, "K", low=1, caller=caller)
+    eps = check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller)
+    dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
+                     caller=caller)
+    m = check_real(bound, "bound", low=0.0, low_open=True, caller=caller)
+    return 2.0 * m * n * math.ceil(math.log(T)) * math.sqrt(2.0 * K * math.log(1.0 / dlt)) / eps
+
+
+def _sanitize(x: np.ndarray, reg: Region) -> np.ndarray:
+    """Clip rounding error so the point passes the rounding procedures' membership checks."""
+    x = np.clip(x, 0.0, 1.0)
+    if reg.kind in ("uniform", "partition"):
+        for idx, cap in reg.blocks:
+            s = float(x[idx].sum())
+            if s > cap:
+                x[idx] *= cap / s
+    elif reg.kind == "knapsack":
+        s = float(np.asarray(reg.costs) @ x)
+        if s > float(reg.budget):
+            x *= float(reg.budget) / s
+    return x
+
+
+def round_point(region: object, x: object, *, decomposition: object = None, n: int | None = None,
+                rng: RNGLike = None) -> np.ndarray:
+    r"""Round a point of a region to a feasible set, obliviously (post-processing).
+
+    * box: independent rounding (:math:`E[F(S)] = f(x)`);
+    * uniform / partition matroid: randomized pipage per block
+      (:func:`~dpsubmod.polytopes.knapsack_rounding` with unit costs), which keeps every block's
+      sum and the marginals: :math:`E[1_S] = x` and :math:`E[F(S)] \ge f(x)`;
+    * knapsack: :func:`~dpsubmod.polytopes.knapsack_rounding` (:math:`E[F(S)] \ge f(x) -
+      \max_e F(\{e\})`);
+    * other matroids: swap rounding of ``decomposition`` (a list of independent sets and weights,
+      as returned by the Frank-Wolfe projections), :math:`E[F(S)] \ge f(x)`.
+
+    Parameters
+    ----------
+    region : Region or anything :func:`~dpsubmod.online.ftrl.as_region` accepts
+    x : array-like, shape (n,)
+    decomposition : (sets, weights), optional
+        Required for a general matroid.
+    n : int, optional
+        Ground-set size (with an int ``k``).
+    rng : int, Generator or None
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        The mask of the rounded set.
+    """
+    from ..polytopes.oracles import KnapsackPolytope
+    from ..polytopes.rounding import knapsack_rounding, swap_rounding
+
+    reg = region if isinstance(region, Region) else as_region(region, n)
+    gen = as_generator(rng)
+    xv = _sanitize(np.asarray(x, dtype=np.float64).copy(), reg)
+    mask = np.zeros(reg.n, dtype=bool)
+    if reg.kind == "box":
+        mask = gen.random(reg.n) < xv
+    elif reg.kind in ("uniform", "partition"):
+        for idx, cap in reg.blocks:
+            if cap <= 0 or idx.size == 0:
+                continue
+            xb = xv[idx]
+            if float(xb.sum()) <= 0.0:
+                continue
+            poly = KnapsackPolytope(np.ones(idx.size), float(cap))
+            mask[idx[knapsack_rounding(poly, xb, rng=gen)]] = True
+    elif reg.kind == "knapsack":
+        poly = KnapsackPolytope(np.asarray(reg.costs), float(reg.budget))
+        mask[knapsack_rounding(poly, xv, rng=gen)] = True
+    else:
+        if decomposition is None:
+            raise ValidationError(
+                "round_point on a general matroid needs the point's convex decomposition into "
+                "independent sets (decomposition=(sets, weights))."
+            )
+        sets, weights = decomposition  # type: ignore[misc]
+        w = np.asarray(weights, dtype=float)
+        total = float(w.sum())
+        sets = list(sets)
+        if total < 1.0 - 1e-12:
+            sets.append(np.zeros(0, dtype=np.int64))
+            w = np.append(w, 1.0 - total)
+        w = w / w.sum()
+        mask[swap_rounding(reg.matroid, sets, w, pad="dummy", rng=gen)] = True
+    return mask
+
+#: Largest ``points x clients x n`` block the stacked facility-location kernel handles at once.
+_STACK_ENTRIES = 1 << 22
+
+
+def _loop_gradient(f: SetFunction, X: np.ndarray, method: str, n_samples: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    from ..extensions.multilinear import multilinear_gradient
+
+    G = np.empty_like(X)
+    for k in range(X.shape[0]):
+        G[k] = multilinear_gradient(f, X[k], method=method, n_samples=n_samples, rng=rng,
+                                    n_threads=1).estimate
+    return G
+
+
+def batch_gradient(f: SetFunction, X: np.ndarray, *, method: str = "auto",
+                   n_samples: int = 200, rng: RNGLike = None) -> np.ndarray:
+    r"""Gradients of the multilinear extension of ``f`` at every row of ``X`` (shape ``(K, n)``),
+    counted as ``K n`` evaluations.
+
+    Modular functions, dense facility location, weighted coverage and their sums and scalings
+    use the closed forms of :mod:`dpsubmod.extensions.multilinear` vectorised over the rows
+    (facility location: the rows become blocks of an extended ground set of ``K n`` elements, one
+    call of the closed-form kernel); other functions are computed row by row with
+    :func:`~dpsubmod.extensions.multilinear_gradient` (``method``, ``n_samples``, ``rng``).
+    """
+    X = np.clip(np.asarray(X, dtype=np.float64), 0.0, 1.0)
+    G = _batch_closed(f, X)
+    if G is None:
+        return _loop_gradient(f, X, method, n_samples, as_generator(rng))
+    f.evaluations += X.size
+    return G
+
+
+def _batch_closed(f: SetFunction, X: np.ndarray) -> np.ndarray | None:
+    import scipy.sparse as sp
+
+    from ..extensions import multilinear as ml
+    from ..functions.combinators import Scaled, Sum
+    from ..functions.coverage import Coverage
+    from ..functions.facility_location import FacilityLocation
+    from ..functions.modular import Modular
+
+    K, n = X.shape
+    if isinstance(f, Modular):
+        return np.broadcast_to(np.asarray(f.weights, dtype=np.float64), (K, n)).copy()
+    if isinstance(f, Scaled):
+        g = _batch_closed(f.f, X)
+        return None if g is None else f.c * g
+    if isinstance(f, Sum):
+        total = np.zeros((K, n))
+        for c, g in zip(f.weights, f.functions):
+            part = _batch_closed(g, X)
+            if part is None:
+                return None
+            total += c * part
+        return total
+    if isinstance(f, FacilityLocation) and not sp.issparse(f.similarity):
+        sim, w = ml._fl_parts(f)
+        N = sim.shape[0]
+        if K * N * n > _STACK_ENTRIES:
+            return None
+        S = np.tile(np.asarray(sim, dtype=np.float64), (K, 1))
+        cols = (np.arange(K, dtype=np.int64)[:, None, None] * n
+                + np.arange(n, dtype=np.int64)[None, None, :])
+        cols = np.broadcast_to(cols, (K, N, n)).reshape(K * N, n)
+        xe = np.append(X.ravel(), 0.0)
+        ww = None if w is None else np.tile(w, K)
+        out = ml._fl_block_gradient(S, cols, xe, ww, K * n + 1)
+        return out[:K * n].reshape(K, n)
+    if isinstance(f, Coverage):
+        A = f.incidence
+        w = np.asarray(f.element_weights, dtype=np.float64)
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        cols = A.indices
+        one = X >= 1.0
+        log1m = np.zeros_like(X)
+        log1m[~one] = np.log1p(-X[~one])
+        # Per (point, element u): covering sets with x = 1, and the log-product of 1 - x over
+        # the others (zero factors counted apart, as in the single-point closed form).
+        zeros = np.asarray((A.T @ one.T.astype(np.float64)).T)
+        logs = np.asarray((A.T @ log1m.T).T)
+        row_one = one[:, rows]
+        others_zero = zeros[:, cols] - row_one
+        excl = np.where(others_zero > 0.5, 0.0, np.exp(logs[:, cols] - log1m[:, rows]))
+        B = sp.csr_array((np.ones(rows.size), (np.arange(rows.size), rows)),
+                         shape=(rows.size, n))
+        return np.asarray((excl * w[cols][None, :]) @ B).reshape(K, n)
+    return None
+
+
+class _MetaFW(Learner):
+    """K online linear optimizers, the Frank-Wolfe path, rounding and gradients."""
+
+    sense = "max"
+    feedback = "full"
+
+    def _check_meta(self, caller: str) -> None:
+        self._check_common(self.n, self.T, caller)
+        as_region(self.constraint, self.n)
+        if isinstance(self.constraint, Region):
+            raise ValidationError(
+                f"Pass the constraint itself (int k, Matroid or Knapsack) to {caller}, not a "
+                "Region, so run() can compute the comparator."
+            )
+        if self.K is not None:
+            check_int(self.K, "K", low=1, caller=caller)
+        check_real(self.bound, "bound", low=0.0, low_open=True, caller=caller,
+                   fix="bound is a public m_F >= max_t max_e F_t({e}) (1 for functions in "
+                       "[0, 1]).")
+        if self.gradient not in GRADIENT_METHODS:
+            raise ValidationError(
+                f"The 'gradient' parameter of {caller} must be one of {GRADIENT_METHODS}; got "
+                f"{self.gradient!r}."
+            )
+        check_int(self.n_samples, "n_samples", low=2, caller=caller)
+
+    def _default_K(self) -> int:
+        return max(1, math.ceil(math.sqrt(int(self.T))))
+
+    @property
+    def resolved_params(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved."""
+        self._ensure_state()
+        return dict(self._params)
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._region = as_region(self.constraint, self.n)
+        gen = as_generator(self.rng)
+        self._oracle_rng, self._round_rng, self._grad_rng = gen.spawn(3)
+        self._params = self._resolve()
+        self._build_oracles()
+        self._x = np.zeros(int(self.n))
+        self._path: np.ndarray | None = None
+
+    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _build_oracles(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _points(self) -> tuple[np.ndarray, list | None]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _feed(self, G: np.ndarray) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _select(self) -> np.ndarray:
+        V, decs = self._points()
+        K = V.shape[0]
+        # Frank-Wolfe path from 0 with step 1/K: x^(k) = sum_{j<k} v_j / K.
+        path = np.zeros_like(V)
+        if K > 1:
+            path[1:] = np.cumsum(V[:-1], axis=0) / K
+        self._path = np.clip(path, 0.0, 1.0)
+        x = V.sum(axis=0) / K
+        self._x = x
+        dec = None
+        if decs is not None:
+            sets, weights = [], []
+            for S_list, w in decs:
+                sets.extend(S_list)
+                weights.extend((np.asarray(w) / K).tolist())
+            dec = (sets, np.asarray(weights))
+        return round_point(self._region, x, decomposition=dec, rng=self._round_rng)
+
+    def _gradients(self, f: SetFunction) -> np.ndarray:
+        P = self._path
+        if self.gradient == "sampling":
+            G = _loop_gradient(f, P, "sampling", int(self.n_samples), self._grad_rng)
+        else:
+            G = batch_gradient(f, P, method=self.gradient, n_samples=int(self.n_samples),
+                               rng=self._grad_rng)
+        if not np.isfinite(G).all():
+            raise ValidationError(
+                f"The round's function gave non-finite gradients to {type(self).__name__}; "
+                "every f_t must be finite on all sets."
+            )
+        return np.clip(G, 0.0, float(self.bound))
+
+    def _update(self, f: SetFunction) -> None:  # type: ignore[override]
+        self._feed(self._gradients(f))
+
+    @property
+    def point(self) -> np.ndarray:
+        """The fractional point :math:`x_t` of the last :meth:`select` (released: it is
+        post-processing of the oracles' outputs)."""
+        self._ensure_state()
+        return self._x.copy()
+
+    def fractional_value(self, f: SetFunction) -> float:
+        """The multilinear extension of ``f`` at the last played point :math:`x_t` (non-private
+        diagnostic, uncounted evaluations): a lower bound on :math:`E[f(S_t)]` for matroids."""
+        from ..extensions.multilinear import multilinear_value
+
+        ev = f.evaluations
+        v = float(multilinear_value(f, self._x, method="auto", rng=0).estimate)
+        f.evaluations = ev
+        return v
+
+    def expected_value(self, f: SetFunction) -> float | None:
+        """Exact :math:`E[f(S_t)]` over the rounding for the box (the multilinear extension at
+        :math:`x_t`); ``None`` for the other regions, where the pipage and swap roundings only
+        give :math:`E[f(S_t)] \\ge f(x_t)` (see :meth:`fractional_value`)."""
+        if self._region.kind == "box":
+            return self.fractional_value(f)
+        return None
+
+
+class DPMetaFrankWolfe(_MetaFW):
+    r"""Differentially private online Meta-Frank-Wolfe (Sadeghi and Fazel 2021, "DPMFW"): ``K``
+    private FTRL oracles (Agarwal and Singh 2017, entropic regularizer, tree-aggregated noisy
+    loss sums) over a matroid or knapsack polytope, with oblivious rounding of the played point.
+
+    Round ``t``: the oracles' points :math:`v_t^k = \arg\min_{x\in P}\eta\langle x,\tilde
+    L^k_{t-1}\rangle + \sum_i x_i\ln x_i` (:func:`~dpsubmod.online.kl_projection`) give the path
+    :math:`x_t^{(k)}`; play a rounding of :math:`x_t = \frac1K\sum_k v_t^k`; then oracle ``k``
+    receives the loss :math:`-\mathrm{clip}(\nabla f_t(x_t^{(k-1)}), 0, m_F)` (``K n``
+    evaluations' worth of gradients).
+
+    Guarantee: :math:`(\varepsilon, \delta)`-DP (Laplace with ``delta = 0``: pure
+    :math:`\varepsilon`-DP) for the played sets and points, neighbours differing in one
+    function. Each oracle's tree has :math:`\lfloor\log_2 T\rfloor + 1` levels and is calibrated
+    to the leaf sensitivity :math:`n\,m_F` (l1, Laplace) or :math:`\sqrt n\,m_F` (l2, Gaussian);
+    Laplace trees get :math:`\varepsilon_0` = :func:`~dpsubmod.privacy.accounting.per_step_epsilon`
+    ``(epsilon, K, delta)`` (the paper: :math:`\varepsilon/\sqrt{2K\ln(1/\delta)}` by advanced
+    composition; here the exact inversion of the tightest valid rule), Gaussian trees share
+    :math:`\rho = ` ``rho_for_target(epsilon, delta)`` (zCDP). Expected :math:`(1-1/e)`-regret
+    :math:`O(R\sqrt{T\ln n}) + m_F R^2 T/(2K) + O(\text{noise})` (Theorem 4), :math:`O(\sqrt T)`
+    with :math:`K = \sqrt T` when the noise term is small.
+
+    Parameters
+    ----------
+    n : int
+        Ground-set size.
+    T : int
+        Horizon.
+    constraint : int, Matroid or Knapsack
+        ``k`` (uniform matroid), a matroid (closed-form projections for uniform and partition
+        matroids, Frank-Wolfe otherwise: slower) or a knapsack.
+    epsilon : float
+        Privacy parameter; ``math.inf`` switches the noise off (exact loss sums: non-private
+        Meta-Frank-Wolfe with entropic FTRL oracles; **not private**).
+    delta : float, default=0.0
+        Needed by Gaussian noise; with Laplace noise it lets the ``K`` trees compose better.
+    K : int, optional
+        Number of oracles (Frank-Wolfe steps); default :math:`\lceil\sqrt T\rceil` (Theorem 4).
+    eta : float, optional
+        FTRL learning rate; default :math:`\sqrt{\ln n / T}/m_F`.
+    bound : float, default=1.0
+        Public :math:`m_F \ge \max_{t,e} F_t(\{e\})`; gradients are clipped to ``[0, bound]``.
+    noise : {"laplace", "gaussian"}, default="laplace"
+    calibration : {"sound", "paper"}, default="sound"
+        ``"paper"`` (Laplace, ``delta > 0``, ``T >= 2``) uses the printed per-node scale
+        :func:`dpmfw_paper_scale`; the report then carries the epsilon it really gives.
+    composition : {"best", "basic", "advanced", "kov", "zcdp"}, default="best"
+        Composition of the Laplace trees over the ``K`` oracles.
+    gradient : {"auto", "exact", "sampling"}, default="auto"
+        How :func:`~dpsubmod.extensions.multilinear_gradient` computes the gradients (closed forms
+        for coverage, facility location, modular functions); sampled gradients use randomness
+        independent of the data, which costs no privacy.
+    n_samples : int, default=200
+        Sample size of sampled gradients.
+    rng : int, Generator, SeedSequence or None, default=None
+    """
+
+    def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
+                 delta: float = 0.0, K: int | None = None, eta: float | None = None,
+                 bound: float = 1.0, noise: str = "laplace", calibration: str = "sound",
+                 composition: str = "best", gradient: str = "auto", n_samples: int = 200,
+                 rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.constraint = constraint
+        self.epsilon = epsilon
+        self.delta = delta
+        self.K = K
+        self.eta = eta
+        self.bound = bound
+        self.noise = noise
+        self.calibration = calibration
+        self.composition = composition
+        self.gradient = gradient
+        self.n_samples = n_samples
+        self.rng = rng
+        caller = "DPMetaFrankWolfe"
+        self._check_meta(caller)
+        if not _off(epsilon):
+            check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+                       fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
+        check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
+        if noise not in FTRL_NOISES:
+            raise ValidationError(
+                f"The 'noise' parameter of {caller} must be one of {FTRL_NOISES}; got {noise!r}."
+            )
+        if noise == "gaussian" and not _off(epsilon) and float(delta) == 0.0:
+            raise ValidationError(
+                f"noise='gaussian' in {caller} needs delta > 0; pass delta (e.g. 1e-6) or use "
+                "noise='laplace'."
+            )
+        if calibration not in ("sound", "paper"):
+            raise ValidationError(
+                f"The 'calibration' parameter of {caller} must be 'sound' or 'paper'; got "
+                f"{calibration!r}."
+            )
+        if calibration == "paper" and not _off(epsilon):
+            if noise != "laplace" or float(delta) == 0.0 or int(T) < 2:
+                raise ValidationError(
+                    f"calibration='paper' of {caller} reproduces the printed Laplace scale, "
+                    "which needs noise='laplace', delta > 0 and T >= 2."
+                )
+        if eta is not None:
+            check_real(eta, "eta", low=0.0, low_open=True, caller=caller)
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether the noise is off (``epsilon=inf``): not private."""
+        return _off(self.epsilon)
+
+    def _resolve(self) -> dict[str, Any]:
+        from ..privacy.continual import tree_levels
+
+        n, T = int(self.n), int(self.T)
+        K = int(self.K) if self.K is not None else self._default_K()
+        m = float(self.bound)
+        eta = float(self.eta) if self.eta is not None else \
+            math.sqrt(max(math.log(n), 1.0) / T) / m
+        p: dict[str, Any] = {"n": n, "T": T, "K": K, "eta": eta, "bound": m,
+                             "region": self._region.kind, "noise": self.noise,
+                             "noise_off": self.noise_off, "calibration": self.calibration,
+                             "levels": tree_levels(T)}
+        if not self.noise_off and self.calibration == "paper":
+            lam = dpmfw_paper_scale(n, T, K, float(self.epsilon), float(self.delta), m)
+            p["paper_scale"] = lam
+            p["tree_epsilon"] = p["levels"] * n * m / lam
+        return p
+
+    def _build_oracles(self) -> None:
+        p = self._params
+        self._ftrl = PrivateFTRL(
+            self._region, int(self.T), copies=p["K"], epsilon=self.epsilon,
+            delta=float(self.delta), noise=self.noise, eta=p["eta"],
+            loss_range=(-float(self.bound), 0.0), composition=self.composition,
+            tree_epsilon=p.get("tree_epsilon"), rng=self._oracle_rng,
+        )
+        self._ftrl.reset()
+        self._params.update({k: v for k, v in self._ftrl.resolved_params.items()
+                             if k in ("tree_epsilon", "tree_rho", "rho", "scale",
+                                      "l1_sensitivity", "l2_sensitivity")})
+
+    def _points(self) -> tuple[np.ndarray, list | None]:
+        V = self._ftrl.predict()
+        return V, self._ftrl.decompositions
+
+    def _feed(self, G: np.ndarray) -> None:
+        self._ftrl._step(-G)
+
+    @property
+    def privacy(self) -> Any:
+        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run (charged at
+        the first update); ``None`` when the noise is off (not private)."""
+        self._ensure_state()
+        return self._ftrl.report(neighbouring=_NEIGHBOURING)
+
+    @property
+    def epsilon_spent(self) -> float:
+        """0 before the first round, then the run's epsilon (``inf`` when not private)."""
+        rep = self.privacy
+        if rep is None:
+            return math.inf
+        return float(rep.epsilon)
+
+
+class MetaFrankWolfe(_MetaFW):
+    r"""Meta-Frank-Wolfe for online submodular maximization (Chen, Hassani and Karbasi 2018);
+    **not private**.
+
+    ``K`` online linear maximization oracles over the polytope; ``oracle="ogd"`` (default) uses
+    projected online gradient ascent, :math:`v^k_{t+1} = \Pi_P(v^k_t + \mu\nabla f_t(x_t^{(k-1)}))`
+    with :math:`\mu = D/(G\sqrt T)` (``D`` the diameter bound of ``P``, :math:`G = \sqrt n\,m_F`),
+    one of the :math:`O(\sqrt T)`-regret oracles the paper allows; ``oracle="ftrl"`` uses
+    entropic FTRL with exact sums (the noise-free :class:`DPMetaFrankWolfe`). With
+    :math:`K = \sqrt T` the :math:`(1-1/e)`-regret is :math:`O(\sqrt T)` for the multilinear
+    extensions; the rounded sets keep it for matroids.
+
+    Parameters
+    ----------
+    n, T, constraint, K, bound, gradient, n_samples, rng
+        As in :class:`DPMetaFrankWolfe`.
+    oracle : {"ogd", "ftrl"}, default="ogd"
+        Online gradient ascent needs a Euclidean projection (closed form for uniform and
+        partition matroids and knapsacks; Frank-Wolfe for other matroids).
+    step : float, optional
+        Step size :math:`\mu` of ``"ogd"``.
+    eta : float, optional
+        Learning rate of ``"ftrl"``.
+    """
+
+    def __init__(self, n: int, T: int, constraint: object, *, K: int | None = None,
+                 oracle: str = "ogd", step: float | None = None, eta: float | None = None,
+                 bound: float = 1.0, gradient: str = "auto", n_samples: int = 200,
+                 rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.constraint = constraint
+        self.K = K
+        self.oracle = oracle
+        self.step = step
+        self.eta = eta
+        self.bound = bound
+        self.gradient = gradient
+        self.n_samples = n_samples
+        self.rng = rng
+        caller = "MetaFrankWolfe"
+        self._check_meta(caller)
+        if oracle not in ("ogd", "ftrl"):
+            raise ValidationError(
+                f"The 'oracle' parameter of {caller} must be 'ogd' or 'ftrl'; got {oracle!r}."
+            )
+        for name, v in (("step", step), ("eta", eta)):
+            if v is not None:
+                check_real(v, name, low=0.0, low_open=True, caller=caller)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T = int(self.n), int(self.T)
+        K = int(self.K) if self.K is not None else self._default_K()
+        m = float(self.bound)
+        reg = self._region
+        step = float(self.step) if self.step is not None else \
+            reg.diameter / (math.sqrt(n) * m * math.sqrt(T))
+        eta = float(self.eta) if self.eta is not None else \
+            math.sqrt(max(math.log(n), 1.0) / T) / m
+        return {"n": n, "T": T, "K": K, "oracle": self.oracle, "step": step, "eta": eta,
+                "bound": m, "region": reg.kind}
+
+    def _build_oracles(self) -> None:
+        p = self._params
+        if self.oracle == "ftrl":
+            self._ftrl = PrivateFTRL(self._region, int(self.T), copies=p["K"],
+                                     epsilon=math.inf, eta=p["eta"],
+                                     loss_range=(-float(self.bound), 0.0))
+            self._ftrl.reset()
+        else:
+            V, dec = euclidean_projection(self._region, np.zeros((p["K"], int(self.n))),
+                                          return_decomposition=True)
+            self._V, self._dec = V, dec
+
+    def _points(self) -> tuple[np.ndarray, list | None]:
+        if self.oracle == "ftrl":
+            return self._ftrl.predict(), self._ftrl.decompositions
+        return self._V.copy(), self._dec
+
+    def _feed(self, G: np.ndarray) -> None:
+        if self.oracle == "ftrl":
+            self._ftrl._step(-G)
+        else:
+            self._V, self._dec = euclidean_projection(
+                self._region, self._V + self._params["step"] * G, return_decomposition=True)
+
+
+class PFTALMetaFrankWolfe(_MetaFW):
+    r"""Private online DR-submodular maximization on ``K`` copies of PFTAL (Perez-Salazar and
+    Cummings 2021, Algorithm 4), applied to the multilinear extensions of the round's set
+    functions over a uniform or partition matroid polytope or a knapsack polytope, with oblivious
+    rounding of the played point.
+
+    Copy ``k`` is :class:`~dpsubmod.online.PFTAL` (Smith and Thakurta 2013) on the
+    ``H``-strongly convex losses :math:`-\langle\mathrm{clip}(\nabla f_t(x_t^{(k-1)}), 0, m_F),
+    v\rangle + \frac H2\|v\|^2` over ``P`` with Euclidean projections, each
+    :math:`\varepsilon/K`-DP; Lemma 6 (adaptive basic composition over the copies) makes the run
+    :math:`\varepsilon`-DP (pure). PFTAL's tree is calibrated to the l2 sensitivity
+    :math:`\sqrt n\,m_F` of one round's input at a common point: both clipped gradients lie in
+    :math:`[0, m_F]^n` and the regulariser's gradient :math:`H v_t^k` is common to neighbours
+    (the generic bound for a gradient-norm bound ``G`` would be :math:`2G = 2\sqrt n\,m_F`).
+    Expected :math:`(1-1/e)`-regret :math:`\tilde O(T^{3/4}/\varepsilon)` (Theorem 9) for the
+    multilinear extensions, up to the regulariser's bias :math:`H T R_2^2/2`.
+
+    Parameters
+    ----------
+    n, T, constraint, epsilon, bound, gradient, n_samples, rng
+        As in :class:`DPMetaFrankWolfe`; ``constraint`` must be an int, a uniform or partition
+        matroid, or a knapsack (PFTAL needs a Euclidean projection).
+    K : int, optional
+        Number of PFTAL copies; default :math:`\max(1, \mathrm{round}(T^{1/4}/\ln^{1.25}T))`
+        (Algorithm 4; the proof's end uses :math:`(T/\ln^{2.5}T)^{1/4}`, also :math:`\tilde
+        O(T^{3/4})`).
+    H : float, optional
+        Strong-convexity parameter of the regularised losses (not fixed by the paper, which uses
+        PFTAL as a black box). Default :math:`(G/R_2)\sqrt{a/T}` with :math:`G = \sqrt n\,m_F`,
+        :math:`R_2 = \sqrt R` (``R`` the l1 radius of ``P``), :math:`a = n\ln^{2.5}T/
+        (\varepsilon/K)` (private) or :math:`\ln T` (noise off), floored at 1: it balances
+        PFTAL's regret bound against the regulariser's bias.
+    """
+
+    def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
+                 K: int | None = None, H: float | None = None, bound: float = 1.0,
+                 gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None):
+        self.n = n
+        self.T = T
+        self.constraint = constraint
+        self.epsilon = epsilon
+        self.K = K
+        self.H = H
+        self.bound = bound
+        self.gradient = gradient
+        self.n_samples = n_samples
+        self.rng = rng
+        caller = "PFTALMetaFrankWolfe"
+        self._check_meta(caller)
+        if as_region(constraint, n).kind == "matroid":
+            raise ValidationError(
+                f"{caller} needs a Euclidean projection in closed form: pass an int k, a uniform "
+                "or partition matroid, or a knapsack (use DPMetaFrankWolfe for other matroids)."
+            )
+        if not _off(epsilon):
+            check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+                       fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
+        if H is not None:
+            check_real(H, "H", low=0.0, low_open=True, caller=caller)
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether the noise is off (``epsilon=inf``): not private."""
+        return _off(self.epsilon)
+
+    def _default_K(self) -> int:
+        T = int(self.T)
+        lt = max(math.log(T), 1.0)
+        return max(1, round(T ** 0.25 / lt ** 1.25))
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T = int(self.n), int(self.T)
+        K = int(self.K) if self.K is not None else self._default_K()
+        m = float(self.bound)
+        G = math.sqrt(n) * m
+        R2 = math.sqrt(max(self._region.l1_radius, 1e-12))
+        lt = max(math.log(T), 1.0)
+        if self.H is not None:
+            H = float(self.H)
+        else:
+            a = lt if self.noise_off else n * lt ** 2.5 / (float(self.epsilon) / K)
+            H = (G / R2) * math.sqrt(max(a, 1.0) / T)
+        return {"n": n, "T": T, "K": K, "H": H, "bound": m, "region": self._region.kind,
+                "sensitivity": math.sqrt(n) * m, "noise_off": self.noise_off,
+                "copy_epsilon": math.inf if self.noise_off else float(self.epsilon) / K}
+
+    def _build_oracles(self) -> None:
+        from .pftal import PFTAL
+
+        p = self._params
+        reg = self._region
+
+        def project(y: np.ndarray) -> np.ndarray:
+            return euclidean_projection(reg, y)
+
+        rngs = self._oracle_rng.spawn(p["K"])
+        self._copies = []
+        for r in rngs:
+            oco = PFTAL(int(self.n), int(self.T), H=p["H"],
+                        epsilon=math.inf if self.noise_off else p["copy_epsilon"],
+                        sensitivity=None if self.noise_off else p["sensitivity"],
+                        project=project, x1=np.zeros(int(self.n)), rng=r)
+            oco.reset()
+            self._copies.append(oco)
+
+    def _points(self) -> tuple[np.ndarray, list | None]:
+        return np.stack([c.point() for c in self._copies]), None
+
+    def _feed(self, G: np.ndarray) -> None:
+        H = self._params["H"]
+        for k, oco in enumerate(self._copies):
+            oco._step(-G[k] + H * oco._x)
+
+    @property
+    def privacy(self) -> Any:
+        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run (``K``
+        PFTAL trees of ``epsilon / K`` each, basic composition); ``None`` when the noise is off."""
+        self._ensure_state()
+        if self.noise_off:
+            return None
+        from ..privacy.accounting import Ledger
+
+        led = Ledger()
+        if self._round > 0:
+            for oco in self._copies:
+                led.record(oco._tree.event)
+        return led.report(backend="numpy", neighbouring=_NEIGHBOURING)
+
+    @property
+    def epsilon_spent(self) -> float:
+        """0 before the first round, then the run's epsilon (``inf`` when not private)."""
+        if self.noise_off:
+            return math.inf
+        self._ensure_state()
+        return float(self.epsilon) if self._round > 0 else 0.0
