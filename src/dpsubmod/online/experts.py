@@ -197,7 +197,7 @@ class _HedgeExperts(Learner):
     """Shared machinery: parameter resolution, the Hedge bank, privacy reports, diagnostics."""
 
     sense = "max"
-    _draws_label = "T"
+    _draws_label = "T - 1"
 
     # -- parameters ---------------------------------------------------------------------------
     def _check_common_params(self, caller: str) -> None:
@@ -428,15 +428,18 @@ class FIDP(_HedgeExperts):
 
     def _resolve(self) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)
+        # The first draw uses the uniform initial weights and the last round's gains feed no
+        # draw: T - 1 data-dependent draws per expert (the paper's eta counts T).
+        draws = T - 1
         if self.eta is not None:
             eta = float(self.eta)
         elif self.noise_off:
             eta = math.sqrt(math.log(max(n, 2)) / T)
         else:
-            eta = self._private_eta(T, T)
-        p: dict[str, Any] = {"n": n, "T": T, "k": k, "eta": eta, "draws": T,
+            eta = self._private_eta(T, draws)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "eta": eta, "draws": draws,
                              "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, T))
+        p.update(self._privacy_fields(eta, draws))
         return p
 
     def _reset(self) -> None:
@@ -738,15 +741,16 @@ class NaiveBanditDP(_BanditExperts):
                 / float(self.epsilon)
             default, what = math.sqrt(A) * T ** -0.25, "sqrt(A) T^(-1/4) (Appendix B.1)"
         gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        draws = T - 1  # the first round's draw is uniform (data-independent)
         if self.eta is not None:
             eta = float(self.eta)
         elif self.noise_off:
             eta = self._nonprivate_eta(gamma)
         else:
-            eta = self._private_eta(T, T)
-        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": T,
+            eta = self._private_eta(T, draws)
+        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": draws,
                              "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, T))
+        p.update(self._privacy_fields(eta, draws))
         return p
 
     def _reset(self) -> None:

@@ -365,10 +365,16 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
     root = optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps,
                            maxiter=500)
     sigma = math.exp(root)
-    # Step up by ulps until the condition holds both in log space and after exponentiation.
-    while (_log_gaussian_delta(sigma, eps, sens) > target
-           or math.exp(_log_gaussian_delta(sigma, eps, sens)) > dlt):
-        sigma = math.nextafter(sigma, math.inf)
+
+    def holds(s: float) -> bool:  # in log space and after exponentiation
+        log_d = _log_gaussian_delta(s, eps, sens)
+        return log_d <= target and math.exp(log_d) <= dlt
+
+    # Step up (one ulp, then doubling steps: a few iterations at most) until it holds.
+    step = 0.0
+    while not holds(sigma):
+        step = max(2.0 * step, math.ulp(sigma))
+        sigma += step
     return sigma
 
 

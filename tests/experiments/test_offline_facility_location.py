@@ -1,0 +1,35 @@
+"""The offline facility-location experiment runs end to end on the bundled data set, and on the
+Uber sample when it is present beside the project."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from dpsubmod.experiments import offline_facility_location as exp
+
+pytest.importorskip("sklearn")
+UBER = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "uber-apr14-pickups-10k.csv"
+
+
+def test_breast_cancer_sweep_writes_results(tmp_path):
+    code = exp.main(["--out", str(tmp_path), "--datasets", "breast_cancer", "--epsilons", "0.5",
+                     "50", "--seeds", "2", "--k", "3"])
+    assert code == 0
+    summary = list(csv.DictReader(open(tmp_path / "summary.csv")))
+    by = {(s["method"], s["epsilon"]): float(s["mean"]) for s in summary}
+    assert by[("greedy", "")] == 1.0
+    assert by[("private_greedy", "50.0")] >= by[("random", "")]
+    assert len(list(csv.DictReader(open(tmp_path / "runs.csv")))) == 1 + 2 * 2 + 5 * 2 * 2
+
+
+@pytest.mark.skipif(not UBER.exists(), reason="the Uber sample is not beside the project")
+def test_uber_points_load():
+    pts, cands, bw = exp.load_points("uber", UBER)
+    assert pts.shape == (10000, 2) and cands.shape == (100, 2) and bw > 0
+
+
+def test_missing_uber_file_is_skipped_cleanly(tmp_path):
+    assert exp.load_points("uber", tmp_path / "absent.csv") is None

@@ -1,0 +1,173 @@
+"""Hedge with log-space weights and its private calibration (Perez-Salazar and Cummings 2021,
+Algorithm 1, Proposition 2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import chi_square_pvalue
+
+from dpsubmod.errors import DPSubmodError, GroundSetMismatchError, ValidationError
+from dpsubmod.online import (
+    Hedge,
+    hedge_draw_epsilon,
+    hedge_epsilon,
+    hedge_eta,
+    tight_hedge_eta,
+)
+from dpsubmod.privacy import exponential_mechanism_probabilities
+
+
+def test_hedge_eta_matches_the_paper_formula():
+    # Algorithm 2: eta = eps / (k sqrt(32 T ln(k / delta))); the note's table: 1.53e-4 at
+    # T = 1e4, k = 3, eps = 1, delta = 1e-6.
+    eta = hedge_eta(1.0, 1e-6, 10**4, experts=3)
+    assert eta == pytest.approx(1.0 / (3 * math.sqrt(32 * 1e4 * math.log(3e6))), rel=1e-14)
+    assert eta == pytest.approx(1.53e-4, rel=3e-3)
+    assert hedge_eta(1.0, 1e-6, 10**6, experts=3) == pytest.approx(1.53e-5, rel=3e-3)
+
+
+@pytest.mark.parametrize("T", [10**3, 10**6])
+def test_proposition_2_is_about_twice_conservative(T):
+    # Advanced composition of T draws, each 2 eta-DP: eps' = 0.509 at eps = 1, delta = 1e-6.
+    eta = hedge_eta(1.0, 1e-6, T)
+    assert hedge_epsilon(eta, T, 1e-6, composition="paper") == pytest.approx(0.509, abs=1e-3)
+    # The accountant's tightest rule (bounded-range zCDP here) is tighter still.
+    assert hedge_epsilon(eta, T, 1e-6) < 0.509
+
+
+def test_paper_composition_equals_theorem_4_per_expert():
+    eta, T, k, d = 1e-3, 500, 3, 1e-5
+    e0 = 2 * eta
+    per = math.sqrt(2 * T * math.log(k / d)) * e0 + T * e0 * math.expm1(e0)
+    assert hedge_epsilon(eta, T, d, experts=k, composition="paper") == pytest.approx(k * per)
+
+
+@pytest.mark.parametrize("composition", ["paper", "best", "basic", "zcdp"])
+def test_tight_eta_inverts_the_composition(composition):
+    eta = tight_hedge_eta(2.0, 1e-6, 300, experts=2, composition=composition)
+    eps = hedge_epsilon(eta, 300, 1e-6, experts=2, composition=composition)
+    assert eps <= 2.0
+    assert eps == pytest.approx(2.0, rel=1e-9)
+    if composition != "basic":  # basic composition is looser than the paper's advanced one
+        assert eta >= hedge_eta(2.0, 1e-6, 300, experts=2)
+
+
+def test_draw_epsilon_is_twice_eta():
+    assert hedge_draw_epsilon(0.05) == pytest.approx(0.1)
+    assert hedge_draw_epsilon(0.05, backend="secure") >= 0.1
+
+
+def test_probabilities_are_the_exponential_mechanism():
+    rng = np.random.default_rng(0)
+    h = Hedge(5, eta=0.7, rng=0)
+    G = np.zeros(5)
+    for _ in range(4):
+        g = rng.random(5)
+        h.update(g)
+        G += g
+    em = exponential_mechanism_probabilities(G, epsilon=2 * 0.7, sensitivity=1.0)
+    np.testing.assert_allclose(h.probabilities()[0], em, rtol=1e-12)
+    soft = np.exp(0.7 * G) / np.exp(0.7 * G).sum()
+    np.testing.assert_allclose(h.probabilities()[0], soft, rtol=1e-12)
+
+
+def test_log_space_weights_do_not_overflow():
+    h = Hedge(3, eta=50.0, copies=2, rng=0)
+    for _ in range(200):
+        h.update([[1.0, 0.9, 0.0], [0.0, 0.0, 1.0]])
+    P = h.probabilities()
+    assert np.isfinite(P).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert P[0, 0] == pytest.approx(1.0) and P[1, 2] == pytest.approx(1.0)
+    assert h.sample().tolist() == [0, 2]
+
+
+def test_gains_are_clipped_to_unit_interval():
+    h = Hedge(3, eta=1.0)
+    h.update([5.0, -3.0, 0.5])
+    np.testing.assert_allclose(h.gains[0], [1.0, 0.0, 0.5])
+    h.update_one(0, 2, 7.0)
+    np.testing.assert_allclose(h.gains[0], [1.0, 0.0, 1.5])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 8), T=st.integers(1, 60),
+       eta=st.floats(1e-3, 1.0))
+def test_theorem_3_regret_bound_on_the_distributions(seed, n, T, eta):
+    # For every action a: sum_t g_t(a) - sum_t x_t.g_t <= eta sum_t x_t.g_t^2 + ln n / eta,
+    # deterministically, on random and adversarial (switching) gain sequences.
+    rng = np.random.default_rng(seed)
+    h = Hedge(n, eta=eta)
+    gains = rng.random((T, n))
+    gains[rng.random(T) < 0.3] = np.eye(n)[rng.integers(n)]
+    learner_gain = second = 0.0
+    for g in gains:
+        x = h.probabilities()[0]
+        learner_gain += x @ g
+        second += x @ g**2
+        h.update(g)
+    best = gains.sum(axis=0).max()
+    assert best - learner_gain <= eta * second + math.log(n) / eta + 1e-9
+
+
+def test_sampling_frequencies_match_the_distributions():
+    # Chi-square goodness of fit at a fixed seed; false-alarm rate 1e-3 per copy.
+    h = Hedge(4, eta=1.3, copies=2, rng=12345)
+    h.update([[0.2, 1.0, 0.0, 0.5], [1.0, 1.0, 0.0, 0.3]])
+    P = h.probabilities()
+    draws = np.array([h.sample() for _ in range(20000)])
+    for c in range(2):
+        counts = np.bincount(draws[:, c], minlength=4)
+        assert chi_square_pvalue(counts, P[c]) > 1e-3
+
+
+def test_secure_backend_draws_from_the_same_distribution():
+    # Exact sampler on the operating system's randomness: a loose two-sided check (six standard
+    # deviations; false-alarm rate below 1e-8).
+    h = Hedge(2, eta=1.0, backend="secure")
+    h.update([1.0, 0.0])
+    p = h.probabilities()[0, 0]
+    m = 400
+    hits = sum(int(h.sample()[0] == 0) for _ in range(m))
+    assert abs(hits - m * p) <= 6 * math.sqrt(m * p * (1 - p))
+
+
+def test_reset_and_clone_replay_the_same_draws():
+    h = Hedge(6, eta=0.3, copies=3, rng=7)
+    h.update(np.ones((3, 6)) * 0.5)
+    a = [h.sample().tolist() for _ in range(5)]
+    h.reset()
+    h.update(np.ones((3, 6)) * 0.5)
+    assert [h.sample().tolist() for _ in range(5)] == a
+    c = h.clone()
+    c.update(np.ones((3, 6)) * 0.5)
+    assert [c.sample().tolist() for _ in range(5)] == a
+
+
+@pytest.mark.parametrize("kwargs", [dict(n=0, eta=1.0), dict(n=3, eta=0.0),
+                                    dict(n=3, eta=-1.0), dict(n=3, eta=1.0, copies=0),
+                                    dict(n=3, eta=1.0, backend="gpu")])
+def test_bad_parameters_are_refused(kwargs):
+    with pytest.raises(DPSubmodError):
+        Hedge(**kwargs)
+
+
+def test_bad_updates_are_refused_before_any_change():
+    h = Hedge(3, eta=1.0, copies=2)
+    with pytest.raises(GroundSetMismatchError):
+        h.update([1.0, 0.0, 0.0])
+    with pytest.raises(ValidationError):
+        h.update([[np.nan, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(h.gains, 0.0)
+
+
+def test_calibration_refuses_zero_delta():
+    with pytest.raises(ValidationError, match="delta"):
+        hedge_eta(1.0, 0.0, 100)
+    with pytest.raises(ValidationError):
+        hedge_epsilon(0.1, 10, 0.0, composition="paper")
