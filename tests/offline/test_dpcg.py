@@ -10,6 +10,7 @@ epsilon limits, evaluation counts; DPCG-kappa returns the optimum of a modular o
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -23,7 +24,6 @@ from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage, Modular
 from dpsubmod.offline import builtin_continuous  # noqa: F401  (registers the methods)
-from dpsubmod.offline import dpcg as dpcg_module
 from dpsubmod.offline.dpcg import (
     dpcg,
     dpcg_curvature,
@@ -35,6 +35,9 @@ from dpsubmod.polytopes import MatroidPolytope
 from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.audit import exact_check
 from oracles import TableFunction, all_masks, brute_force_max
+
+# the package re-exports the function ``dpcg`` under the module's name
+dpcg_module = importlib.import_module("dpsubmod.offline.dpcg")
 
 E = 1 - 1 / math.e
 DELTA = 0.05

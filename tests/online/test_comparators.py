@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from dpsubmod.constraints import UniformMatroid
+from dpsubmod.errors import ParameterTypeError, ValidationError
+from dpsubmod.functions import FeatureBased, GraphCut, Modular, Scaled, Sum
+from dpsubmod.online import FunctionStream, Hindsight, best_fixed_set, hindsight_max, hindsight_min
+from dpsubmod.online.comparators import set_values, total_values
 from oracles import (
     all_masks,
     all_values,
@@ -11,12 +17,6 @@ from oracles import (
     random_concave_minus_modular,
     random_cut_plus_modular,
 )
-
-from dpsubmod.constraints import UniformMatroid
-from dpsubmod.errors import ParameterTypeError, ValidationError
-from dpsubmod.functions import FeatureBased, GraphCut, Modular, Scaled, Sum
-from dpsubmod.online import FunctionStream, Hindsight, best_fixed_set, hindsight_max, hindsight_min
-from dpsubmod.online.comparators import set_values, total_values
 
 
 def _random_stream(n, T, seed):

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from oracles import all_values, random_concave_minus_modular, random_cut_plus_modular
 
 from dpsubmod.errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError
 from dpsubmod.functions import FeatureBased, Modular
@@ -15,12 +14,12 @@ from dpsubmod.online import (
     BanditSubmodPFTAL,
     FunctionStream,
     HazanKale,
-    Hindsight,
     Learner,
     SubmodPFTAL,
     run,
     stochastic_stream,
 )
+from oracles import all_values, random_concave_minus_modular, random_cut_plus_modular
 
 N, T = 4, 30
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import chi_square_pvalue
 
 from dpsubmod.errors import DPSubmodError, GroundSetMismatchError, ValidationError
 from dpsubmod.online import (
@@ -20,6 +19,7 @@ from dpsubmod.online import (
     tight_hedge_eta,
 )
 from dpsubmod.privacy import exponential_mechanism_probabilities
+from oracles import chi_square_pvalue
 
 
 def test_hedge_eta_matches_the_paper_formula():

@@ -15,12 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import (
-    TableFunction,
-    all_masks,
-    random_concave_minus_modular,
-    random_cut_plus_modular,
-)
 
 from dpsubmod.extensions.lovasz import lovasz_subgradient
 from dpsubmod.online import (
@@ -32,6 +26,12 @@ from dpsubmod.online import (
     exploration_probabilities,
 )
 from dpsubmod.online.onepoint import chain_order, chain_values, chain_weights, sample_index
+from oracles import (
+    TableFunction,
+    all_masks,
+    random_concave_minus_modular,
+    random_cut_plus_modular,
+)
 
 
 class _Stub:

@@ -60,7 +60,10 @@ def _play(learner: Learner, fs) -> list[tuple[int, ...]]:
 
 @pytest.mark.parametrize("learner", _learners(), ids=IDS)
 def test_selection_type_and_alternation(learner):
+    with pytest.raises(ValidationError, match="after select"):
+        learner.expected_value(_funcs()[0])
     S = learner.select()
+    assert np.isfinite(learner.expected_value(_funcs()[0]))
     assert isinstance(S, tuple) and all(type(e) is int for e in S) and list(S) == sorted(S)
     with pytest.raises(ValidationError, match="twice"):
         learner.select()

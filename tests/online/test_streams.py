@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracles import all_values, is_submodular
 
 from dpsubmod.errors import (
     DPSubmodError,
@@ -22,6 +21,7 @@ from dpsubmod.online import (
     as_stream,
     stochastic_stream,
 )
+from oracles import all_values, is_submodular
 
 
 def _weights(stream, rng=None):

@@ -117,3 +117,10 @@ __all__ += [
     "dpmfw_paper_scale",
     "round_point",
 ]
+
+# Private projection-free bandit convex optimization (Ene, Nguyen and Vladu 2021) and baselines.
+from .bandit_convex import FlaxmanKalaiMcMahan, GarberKretzu, PrivateBandit  # noqa: E402
+from .convex_harness import ConvexTrace, best_fixed_point, run_convex  # noqa: E402
+
+__all__ += ["PrivateBandit", "GarberKretzu", "FlaxmanKalaiMcMahan", "run_convex",
+            "best_fixed_point", "ConvexTrace"]

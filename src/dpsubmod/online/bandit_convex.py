@@ -215,8 +215,17 @@ def paper_noise_scale(noise: str, *, T: int, dim: int, lipschitz: float, epsilon
     Their proofs drop a factor :math:`T^{1/4}` (erratum E5), so these scales are **not** a
     privacy guarantee on their own; :class:`PrivateBandit` uses them only as
     ``max(paper, sensitivity-calibrated)`` (``calibration="paper"``). ``n`` here is the
-    dimension ``d`` of the sampling subspace.
+    dimension ``d`` of the sampling subspace; ``log T`` is read as ``log2`` (the tree depth) and
+    the logarithms of the delta terms as natural ones (seed 003 notes, Section 2.6).
     """
+    caller = "paper_noise_scale"
+    T = check_int(T, "T", low=1, caller=caller)
+    dim = check_int(dim, "dim", low=1, caller=caller)
+    lipschitz = check_real(lipschitz, "lipschitz", low=0.0, low_open=True, caller=caller)
+    epsilon = check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller)
+    if noise == "gaussian":
+        delta = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
+                           caller=caller)
     lg = math.log2(T) if T > 1 else 0.0
     if noise == "laplace":
         return math.sqrt(T) * dim * lipschitz * lg / epsilon
@@ -724,6 +733,8 @@ class PrivateBandit(BanditConvexLearner):
             "epsilon": float(self.epsilon), "delta": delta, "calibration": self.calibration,
             "norm": norm, "sensitivity": sens, "calibrated_sensitivity": cal_sens,
             "paper_scale": paper_scale, "noise_scale": scale, "levels": levels,
+            "paper_binding": bool(not off and self.calibration == "paper"
+                                  and cal_sens > sens * float(self._sensitivity_factor)),
             "line14_sign": self._line14_sign,
             "geometry": geo,
         }

@@ -542,9 +542,10 @@ def linear_losses(dim: int, T: int, *, drift: object = None, noise: float = 0.5,
     r"""Linear losses :math:`f_t(x) = \langle\theta_t, x - c\rangle` with a fixed drift plus
     Gaussian noise.
 
-    :math:`\theta_t = \mu + \nu g_t/\sqrt{d}` with :math:`\mu` the unit ``drift`` direction,
-    :math:`g_t \sim N(0, I)` and :math:`\nu` = ``noise``, rescaled to norm ``lipschitz`` when
-    longer (so every loss is ``lipschitz``-Lipschitz in l2). Every loss vanishes at ``c``, which
+    :math:`\theta_t = L\,v_t/\max(1, \|v_t\|)` with :math:`v_t = \mu + \nu g_t/\sqrt{d}`,
+    :math:`\mu` the unit ``drift`` direction, :math:`g_t \sim N(0, I)`, :math:`\nu` = ``noise``
+    and ``L`` = ``lipschitz`` (so every loss is ``L``-Lipschitz in l2). Every loss vanishes at
+    ``c``, which
     is assumption A4 of Ene, Nguyen and Vladu (2021): with ``c`` in a domain of diameter ``D``,
     ``|f_t| <= lipschitz * D`` on the domain and ``<= lipschitz * (D + zeta)`` within ``zeta`` of
     it. The best fixed point in hindsight is a vertex minimizing

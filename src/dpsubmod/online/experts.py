@@ -80,11 +80,13 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_real
 from ..errors import ValidationError
 from ..functions.base import SetFunction
+from .comparators import set_values
 from .hedge import (
     HEDGE_COMPOSITIONS,
     Hedge,
     _check_backend_param,
     _paper_epsilon,
+    best_composition,
     hedge_draw_epsilon,
     hedge_eta,
     tight_hedge_eta,
@@ -106,7 +108,7 @@ __all__ = [
 CALIBRATIONS = ("paper", "tight")
 
 #: Largest number of ``k``-tuples :meth:`expected_value` enumerates (``n**k``).
-EXPECTED_VALUE_MAX_TUPLES = 4096
+EXPECTED_VALUE_MAX_TUPLES = 1024
 
 _NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
                  "function; feedback clipped to [0, 1])")
@@ -183,12 +185,15 @@ def _masks_of(tuples: np.ndarray, n: int) -> np.ndarray:
 
 def _weighted_values(f: SetFunction, masks: np.ndarray, weights: np.ndarray) -> float:
     """``sum_j weights_j f(masks_j)``, each distinct set evaluated once (uncounted)."""
-    from .comparators import set_values
-
     if masks.shape[0] == 0:
         return 0.0
-    codes = np.packbits(masks, axis=1)
-    _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    n = masks.shape[1]
+    if n <= 62:
+        codes = masks @ (np.int64(1) << np.arange(n, dtype=np.int64))
+    else:
+        packed = np.ascontiguousarray(np.packbits(masks, axis=1))
+        codes = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     w = np.bincount(inverse.ravel(), weights=weights, minlength=first.size)
     return float(w @ set_values(f, masks[first]))
 
@@ -274,6 +279,8 @@ class _HedgeExperts(Learner):
         k = int(self.k)
         if self.composition == "paper":
             return _paper_epsilon(e0, draws, float(self.delta), k)
+        if self.composition == "best":
+            return best_composition(e0, k * draws, float(self.delta))[0]
         return compose_epsilon(e0, k * draws, float(self.delta), method=self.composition,
                                bounded_range=True)
 
@@ -328,7 +335,10 @@ class _HedgeExperts(Learner):
                 neighbouring=_NEIGHBOURING,
             )
         else:
-            rep = led.report(delta=float(self.delta), method=self.composition,
+            method = self.composition
+            if method == "best":
+                method = best_composition(e0, int(self.k) * draws, float(self.delta))[1]
+            rep = led.report(delta=float(self.delta), method=method,
                              backend=self._backend_name(), neighbouring=_NEIGHBOURING)
         extra = float(p["delta_guarantee"]) - float(self.delta)
         if extra > 0.0:
@@ -475,7 +485,7 @@ class FIDP(_HedgeExperts):
 
     def expected_value(self, f: SetFunction) -> float | None:
         """Exact :math:`E[f(S_t)]` over the experts' draws of this round (non-private
-        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 4096."""
+        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 1024."""
         if self._probs is None:
             return None
         n, k = int(self.n), int(self.k)
@@ -568,6 +578,39 @@ class _BanditExperts(_HedgeExperts):
         in force; non-private diagnostic)."""
         self._ensure_state()
         return self._a.copy()
+
+    def _mixture_value(self, f: SetFunction, P: np.ndarray, g: float) -> float:
+        r""":math:`E[(1-g) f(S) + g\,\mathrm{mean}_{i,e} f(S^{i-1} + e)]` for a tuple drawn from
+        the experts' distributions ``P`` (exact enumeration of the :math:`n^k` tuples)."""
+        n, k = int(self.n), int(self.k)
+        tup = _tuples(n, k)
+        p = np.prod(P[np.arange(k)[None, :], tup], axis=1)
+        exploit = _weighted_values(f, _masks_of(tup, n), p) if g < 1.0 else 0.0
+        explore = 0.0
+        if g > 0.0:
+            for i in range(k):
+                # E over the first i draws of f(S^{i-1} + e), e uniform: prefixes of length i.
+                pre = _tuples(n, i) if i else np.zeros((1, 0), dtype=np.int64)
+                pp = np.prod(P[np.arange(i)[None, :], pre], axis=1) if i else np.ones(1)
+                masks = np.repeat(_masks_of(pre, n), n, axis=0)
+                masks[np.arange(masks.shape[0]), np.tile(np.arange(n), pre.shape[0])] = True
+                explore += _weighted_values(f, masks, np.repeat(pp, n) / n)
+        return (1.0 - g) * exploit + g * explore / k
+
+    def _in_force_value(self, f: SetFunction, g: float) -> float:
+        """Expected value of this round given the experts' distributions: the tuple in force was
+        drawn from the current distributions (Algorithm 3 and B.2 redraw right after each
+        update and never update in between), so averaging over them keeps the mean of the
+        realised rewards and removes the variance of the draw. Exact; falls back to the tuple in
+        force when :math:`n^k` exceeds the enumeration limit."""
+        n, k = int(self.n), int(self.k)
+        if n ** k <= EXPECTED_VALUE_MAX_TUPLES:
+            return self._mixture_value(f, self._hedge.probabilities(), g)
+        a = self._a
+        exploit = np.zeros((1, n), dtype=bool)
+        exploit[0, a] = True
+        ex = _weighted_values(f, exploit, np.ones(1)) if g < 1.0 else 0.0
+        return (1.0 - g) * ex + (g * self._explore_values(f, a) if g > 0.0 else 0.0)
 
     def _explore_values(self, f: SetFunction, a: np.ndarray) -> float:
         """Mean of :math:`f(S^{i-1} + e)` over uniform ``i`` and ``e`` for the tuple ``a``."""
@@ -673,17 +716,13 @@ class BanditDP(_BanditExperts):
         return bool(self._play.random() < self._params["gamma"])
 
     def expected_value(self, f: SetFunction) -> float:
-        """Exact :math:`E[f(S_t)]` over this round's exploration coin, ``i`` and ``a``, given
-        the set in force (non-private diagnostic; uncounted)."""
+        """Exact :math:`E[f(S_t)]` given the experts' distributions, over the tuple in force
+        and this round's exploration coin, ``i`` and ``a`` (non-private diagnostic; uncounted).
+        """
         g = self._params["gamma"]
         if self.cap and self._explorations >= self._params["exploration_budget"]:
             g = 0.0
-        a = self._a
-        n = int(self.n)
-        exploit = np.zeros((1, n), dtype=bool)
-        exploit[0, a] = True
-        return (1.0 - g) * _weighted_values(f, exploit, np.ones(1)) \
-            + g * self._explore_values(f, a)
+        return self._in_force_value(f, g)
 
 
 class NaiveBanditDP(_BanditExperts):
@@ -774,24 +813,10 @@ class NaiveBanditDP(_BanditExperts):
 
     def expected_value(self, f: SetFunction) -> float | None:
         """Exact :math:`E[f(S_t)]` over this round's expert draws and exploration (non-private
-        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 4096."""
-        P = self._round_probs
-        if P is None:
+        diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 1024."""
+        if self._round_probs is None:
             return None
-        n, k = int(self.n), int(self.k)
-        g = self._params["gamma"]
-        tup = _tuples(n, k)
-        p = np.prod(P[np.arange(k)[None, :], tup], axis=1)
-        exploit = _weighted_values(f, _masks_of(tup, n), p)
-        explore = 0.0
-        for i in range(k):
-            # E over the first i draws of f(S^{i-1} + e), e uniform: prefixes of length i.
-            pre = _tuples(n, i) if i else np.zeros((1, 0), dtype=np.int64)
-            pp = np.prod(P[np.arange(i)[None, :], pre], axis=1) if i else np.ones(1)
-            masks = np.repeat(_masks_of(pre, n), n, axis=0)
-            masks[np.arange(masks.shape[0]), np.tile(np.arange(n), pre.shape[0])] = True
-            explore += _weighted_values(f, masks, np.repeat(pp, n) / n)
-        return (1.0 - g) * exploit + g * explore / k
+        return self._mixture_value(f, self._round_probs, self._params["gamma"])
 
 
 class PresampledBanditDP(_BanditExperts):
@@ -888,11 +913,7 @@ class PresampledBanditDP(_BanditExperts):
         self._next_explores = self._schedule(int(self.T) - self._round - 1)
 
     def expected_value(self, f: SetFunction) -> float:
-        """Exact :math:`E[f(S_t)]` over this round's ``i`` and ``a`` given the (pre-sampled)
-        schedule and the set in force (non-private diagnostic; uncounted)."""
-        a = self._a
-        if self._this_explores:
-            return self._explore_values(f, a)
-        exploit = np.zeros((1, int(self.n)), dtype=bool)
-        exploit[0, a] = True
-        return _weighted_values(f, exploit, np.ones(1))
+        """Exact :math:`E[f(S_t)]` given the (pre-sampled) schedule and the experts'
+        distributions, over the tuple in force, ``i`` and ``a`` (non-private diagnostic;
+        uncounted)."""
+        return self._in_force_value(f, 1.0 if self._this_explores else 0.0)

@@ -146,6 +146,7 @@ class Region:
         return float(min(math.sqrt(self.n), math.sqrt(2.0 * self.l1_radius)))
 
     def feasible(self, mask: np.ndarray) -> bool:
+        """Whether the set of boolean ``mask`` satisfies the constraint."""
         if self.kind == "box":
             return True
         if self.kind == "knapsack":
@@ -729,6 +730,7 @@ class PrivateFTRL(OnlineBase):
                                             rho=p["rho"], rng=gen)
         self._points: np.ndarray | None = None
         self._decomp: list | None = None
+        self._report_cache = None
 
     def _ensure_state(self) -> None:
         if not hasattr(self, "_t"):
@@ -807,6 +809,15 @@ class PrivateFTRL(OnlineBase):
         self._ensure_state()
         if self._tree is None:
             return None
+        key = (self._t > 0, neighbouring)
+        cached = getattr(self, "_report_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        rep = self._make_report(neighbouring)
+        self._report_cache = (key, rep)
+        return rep
+
+    def _make_report(self, neighbouring: str) -> Any:
         from ..privacy.accounting import Ledger, PrivacyEvent
 
         led = Ledger()

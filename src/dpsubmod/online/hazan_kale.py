@@ -142,6 +142,7 @@ class HazanKale(_OGDBase):
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t`` (non-private diagnostic; uncounted)."""
+        self._require_pending("expected_value")
         order = chain_order(self._x)
         return float(chain_weights(self._x, order) @ chain_values(f, order, count=False))
 
@@ -217,5 +218,6 @@ class BanditHazanKale(_OGDBase):
 
     def expected_value(self, f: SetFunction) -> float:
         """``sum_k rho_k f(B_k)`` (non-private diagnostic; uncounted)."""
+        self._require_pending("expected_value")
         order, rho, _, _ = self._draw
         return float(rho @ chain_values(f, order, count=False))

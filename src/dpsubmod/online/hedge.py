@@ -77,7 +77,9 @@ __all__ = [
     "hedge_draw_epsilon",
     "hedge_epsilon",
     "tight_hedge_eta",
+    "best_composition",
     "HEDGE_COMPOSITIONS",
+    "KOV_MAX_COUNT",
 ]
 
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
@@ -221,7 +223,33 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
         return _paper_epsilon(e0, D, dlt, k)
+    if composition == "best":
+        return best_composition(e0, k * D, delta)[0]
     return compose_epsilon(e0, k * D, delta, method=composition, bounded_range=True)
+
+
+#: Above this many draws ``"best"`` skips the optimal (KOV) rule, whose cost grows linearly with
+#: the count; for exponential-mechanism draws bounded-range zCDP is tighter there anyway.
+KOV_MAX_COUNT = 10**5
+
+
+def _best_methods(count: int) -> tuple[str, ...]:
+    return ("best",) if count <= KOV_MAX_COUNT else ("basic", "advanced", "zcdp")
+
+
+def best_composition(eps0: float, count: int, delta: float) -> tuple[float, str]:
+    """``(epsilon, method)``: the tightest valid composition of ``count`` bounded-range
+    exponential-mechanism draws of ``eps0`` each at total ``delta`` (the accountant's ``"best"``,
+    without the optimal rule above :data:`KOV_MAX_COUNT` draws)."""
+    from ..privacy.accounting import compose_epsilon
+
+    found = []
+    for m in _best_methods(count):
+        try:
+            found.append((compose_epsilon(eps0, count, delta, method=m, bounded_range=True), m))
+        except ValidationError:
+            continue
+    return min(found)
 
 
 def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 1,
@@ -265,6 +293,8 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             else:
                 hi = mid
         e0 = lo
+    elif composition == "best":
+        e0 = max(_try_per_step(eps, k * D, delta, m) for m in _best_methods(k * D))
     else:
         e0 = per_step_epsilon(eps, k * D, delta, method=composition, bounded_range=True)
     eta = e0 / scale
@@ -273,6 +303,15 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
                         backend=backend) > eps * (1.0 + 1e-12):
         eta = math.nextafter(eta, 0.0)
     return eta
+
+
+def _try_per_step(total: float, count: int, delta: float, method: str) -> float:
+    from ..privacy.accounting import per_step_epsilon
+
+    try:
+        return per_step_epsilon(total, count, delta, method=method, bounded_range=True)
+    except ValidationError:
+        return 0.0
 
 
 class Hedge(OnlineBase):

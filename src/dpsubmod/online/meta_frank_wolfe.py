@@ -763,7 +763,8 @@ class PFTALMetaFrankWolfe(_MetaFW):
     def _feed(self, G: np.ndarray) -> None:
         H = self._params["H"]
         for k, oco in enumerate(self._copies):
-            oco._step(-G[k] + H * oco._x)
+            # The regulariser's gradient H v is the same for neighbours (v is released).
+            oco._step(-G[k] + H * oco.point())
 
     @property
     def privacy(self) -> Any:
@@ -777,7 +778,8 @@ class PFTALMetaFrankWolfe(_MetaFW):
         led = Ledger()
         if self._round > 0:
             for oco in self._copies:
-                led.record(oco._tree.event)
+                for event in oco.privacy.events:
+                    led.record(event)
         return led.report(backend="numpy", neighbouring=_NEIGHBOURING)
 
     @property

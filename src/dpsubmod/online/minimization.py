@@ -358,6 +358,7 @@ class SubmodPFTAL(_SubmodBase):
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding
         (non-private diagnostic; uncounted)."""
+        self._require_pending("expected_value")
         order = chain_order(self._x)
         return float(chain_weights(self._x, order) @ chain_values(f, order, count=False))
 
@@ -486,6 +487,7 @@ class BanditSubmodPFTAL(_SubmodBase):
     def expected_value(self, f: SetFunction) -> float:
         """``sum_k rho_k f(B_k)``: the exact expected cost of the exploration draw
         (non-private diagnostic; uncounted)."""
+        self._require_pending("expected_value")
         order, rho, _, _ = self._draw
         return float(rho @ chain_values(f, order, count=False))
 

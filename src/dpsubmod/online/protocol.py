@@ -265,6 +265,15 @@ class Learner(OnlineBase, ABC):
         return float(rep.epsilon)
 
     # -- helpers for subclasses ---------------------------------------------------------------
+    def _require_pending(self, what: str) -> None:
+        """Raise unless a selection awaits its feedback (for diagnostics of the current round)."""
+        self._ensure_state()
+        if not self._pending:
+            raise ValidationError(
+                f"{type(self).__name__}.{what}() describes the current round: call it after "
+                "select() and before update()."
+            )
+
     @staticmethod
     def _check_common(n: object, T: object, caller: str) -> None:
         check_int(n, "n", low=1, caller=caller)

@@ -39,7 +39,8 @@ integer ``N(x) = floor(x / g + 1/2)``, computed exactly. For reals with ``|x - x
 
 So, calibrated with the effective sensitivity (about ``D + g``), the mechanisms keep their exact
 eps: this is the "calibrate with Delta + g" rule. With the default granularity,
-``g = 2**(floor(log2(D / d)) - 20)``, the inflation is below ``2**-20`` relative.
+``g = 2**(floor(log2(D / d)) - 20)``, the inflation is at most ``2**-20`` relative (``2**-19``
+for a bounded range).
 
 References
 ----------

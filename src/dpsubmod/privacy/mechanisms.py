@@ -1047,6 +1047,7 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
     a polynomial integral of degree ``m - 1`` evaluated exactly (up to rounding) by
     ``floor(m/2) + 1``-point Gauss-Legendre quadrature. With a grid ``backend`` the scores are
     rounded to its grid and the weight uses its effective sensitivity, as in its draws.
+    Candidates whose acceptance probability underflows (``w (max q - q_i) > ~745``) get 0.
 
     Returns
     -------
