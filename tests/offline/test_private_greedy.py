@@ -256,3 +256,24 @@ def test_bad_input_is_refused_before_release():
         maximize(f, 2, method="private_greedy", epsilon=1.0, composition="advanced")
     with pytest.raises(DPSubmodError, match="composition"):
         maximize(f, 2, method="private_greedy", epsilon=1.0, composition="fancy")
+
+
+@pytest.mark.slow
+def test_knapsack_variant_audit_with_negative_control():
+    """Black-box audit of the whole knapsack variant (cost-benefit steps, private best singleton,
+    private comparison); the same algorithm told half the true sensitivity is caught."""
+    from dpsubmod.constraints import Knapsack
+    from dpsubmod.privacy.audit import audit
+
+    f, g = worst_case_pair(0)  # one record: Delta = 1, the replaced record flips candidate 0 vs 1
+    kn = Knapsack([1.0, 1.0, 1.0, 1.0, 1.0], budget=1.0)  # one item fits: k = 1, plus 2 steps
+    eps = 1.0
+
+    def alg(h, rng, scale=1.0):
+        return private_greedy(h, kn, epsilon=eps, sensitivity=h.sensitivity * scale,
+                              rng=rng).selection
+
+    ok = audit(alg, f, g, 3000, eps, rng=1, alpha=0.05)
+    assert not ok.violation, str(ok)
+    bad = audit(lambda h, rng: alg(h, rng, scale=0.1), f, g, 3000, eps, rng=1, alpha=0.05)
+    assert bad.violation, str(bad)
