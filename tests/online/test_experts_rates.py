@@ -56,11 +56,16 @@ def test_full_information_regret_grows_like_sqrt_T(epsilon):
     assert 0.40 <= s <= 0.62
 
 
+@pytest.mark.parametrize("epsilon", [800.0, math.inf])
 @pytest.mark.parametrize("cls", [BanditDP, PresampledBanditDP])
-def test_bandit_regret_grows_like_T_two_thirds(cls):
+def test_bandit_regret_grows_like_T_two_thirds(cls, epsilon):
     # gamma = T^(-1/3), epsilon = 800: measured 0.79 (Algorithm 3) and 0.79 (B.2) on
     # T = 500..4000 with 6 seeds; 0.72 and 0.70 on T = 1000..16000 with 10 seeds.
-    s = _slope(lambda T: cls(N, T, K, epsilon=800.0, delta=1e-3, gamma=T ** (-1 / 3)),
+    # Noise off (the non-private learning rate): 0.84 on T = 1000..16000 (4 seeds); the local
+    # slope falls with T: 0.86, 0.77, 0.735, 0.68 over the doublings from 4000 to 64000, the
+    # last at the theorem's 2/3 (Hedge's worst-case rate learns this easy instance slowly).
+    delta = None if math.isinf(epsilon) else 1e-3
+    s = _slope(lambda T: cls(N, T, K, epsilon=epsilon, delta=delta, gamma=T ** (-1 / 3)),
                [500, 1000, 2000, 4000], range(6))
     assert 0.50 <= s <= 0.95
 

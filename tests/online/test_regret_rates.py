@@ -1,10 +1,18 @@
 """Regret of the online minimization learners grows at the theorems' rates (log-log slopes).
 
-Stream: two modular regimes on n = 3 that alternate every round (the sequence that defeats
-Follow the Leader), values in [-1, 1]. Expected regret (over the learner's own rounding) against
-the best fixed set in hindsight, one fresh learner per horizon T. Theorem 9: slope 3/4 with
-bandit feedback. (The full-information learners are held to their explicit regret bounds in
-test_hazan_kale.py and test_pftal.py.)
+Expected regret (over the learner's own rounding) against the best fixed set in hindsight, one
+fresh learner per horizon T in 2^8, 2^10, 2^12, 2^14, fitted slope of log R_T against log T.
+
+Full information (Theorem 7 of Cardoso and Cummings; Hazan and Kale 2012): slope 1/2. The stream
+is the one that defeats Follow the Leader, on a modular function with values in [-1, 1]: a half
+step, then alternating signs, so the cumulative loss of every element swings around zero and any
+learner that follows it too closely pays every round. On this stream the regret of these
+learners is Theta(sqrt T) (up to FTAL's log T factor, see below), so the slope tests the rate
+from both sides; a learner whose step size ignores T (a constant step) pays linearly and is
+caught.
+
+Bandit (Theorem 9; Hazan and Kale's bandit algorithm): slopes 3/4 and 2/3. The stream alternates
+two modular regimes; the regret there is dominated by the exploration term gamma * T.
 """
 
 from __future__ import annotations
@@ -15,23 +23,79 @@ import numpy as np
 import pytest
 
 from dpsubmod.functions import Modular
-from dpsubmod.online import BanditSubmodPFTAL, SwitchingStream, run
+from dpsubmod.online import (
+    BanditHazanKale,
+    BanditSubmodPFTAL,
+    FunctionStream,
+    HazanKale,
+    SubmodPFTAL,
+    SwitchingStream,
+    ftl_trap_stream,
+    run,
+)
 
-HORIZONS = (2**8, 2**10, 2**12)
+HORIZONS = (2**8, 2**10, 2**12, 2**14)
+W = np.array([0.6, -0.4, 0.2])
 
 
-def _slope(make, seed: int = 0) -> float:
-    regimes = [Modular([0.6, -0.4, 0.2]), Modular([-0.5, 0.5, -0.1])]
+def ftl_killer(T: int) -> FunctionStream:
+    return ftl_trap_stream(W, T)
+
+
+def switching(T: int) -> SwitchingStream:
+    return SwitchingStream([Modular([0.6, -0.4, 0.2]), Modular([-0.5, 0.5, -0.1])], T=T, period=1)
+
+
+def slope(make, stream, seed: int) -> float:
     regrets = []
     for T in HORIZONS:
-        stream = SwitchingStream(regimes, T=T, period=1)
-        trace = run(make(T), stream, rng=seed)
+        trace = run(make(T, seed), stream(T), rng=seed)
         regrets.append(max(trace.final_expected_regret, 1e-9))
     return float(np.polyfit(np.log(HORIZONS), np.log(regrets), 1)[0])
 
 
+FULL = {
+    # Noise off: deterministic in expectation, one seed suffices.
+    "SubmodPFTAL, noise off": (lambda T, s: SubmodPFTAL(3, T, M=1.0, epsilon=math.inf, rng=s), 1),
+    "SubmodPFTAL, epsilon=1e4": (lambda T, s: SubmodPFTAL(3, T, M=1.0, epsilon=1e4, rng=s), 3),
+    "HazanKale": (lambda T, s: HazanKale(3, T, M=1.0), 1),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(FULL))
+def test_full_information_rate(name):
+    make, seeds = FULL[name]
+    slopes = [slope(make, ftl_killer, s) for s in range(seeds)]
+    print(f"{name}: slopes {np.round(slopes, 3)}")
+    # Measured: 0.589 (noise off), 0.587-0.590 over 3 seeds (epsilon = 1e4), 0.463 (Hazan-Kale).
+    # FTAL's bound is (G^2 / 2H)(1 + log T) with H ~ 1/sqrt(T), so its local slope approaches
+    # 1/2 from above like 1/2 + 1/log T; the band allows that and nothing near 1.
+    assert all(0.4 <= s <= 0.66 for s in slopes), slopes
+
+
+@pytest.mark.slow
+def test_full_information_rate_catches_an_untuned_step():
+    s = slope(lambda T, _: HazanKale(3, T, M=1.0, eta=0.5), ftl_killer, 0)
+    assert s > 0.9, s
+
+
+BANDIT = {
+    "BanditSubmodPFTAL, noise off": (
+        lambda T, s: BanditSubmodPFTAL(3, T, M=1.0, epsilon=math.inf, rng=s), 0.75),
+    "BanditSubmodPFTAL, epsilon=100": (
+        lambda T, s: BanditSubmodPFTAL(3, T, M=1.0, epsilon=100.0, rng=s), 0.75),
+    "BanditHazanKale": (lambda T, s: BanditHazanKale(3, T, M=1.0, rng=s), 2 / 3),
+}
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_bandit_rate():
-    s = _slope(lambda T: BanditSubmodPFTAL(3, T, M=1.0, epsilon=math.inf, rng=0))
-    assert 0.6 <= s <= 0.9, s
+@pytest.mark.parametrize("name", list(BANDIT))
+def test_bandit_rate(name):
+    make, rate = BANDIT[name]
+    slopes = [slope(make, switching, s) for s in range(3)]
+    print(f"{name}: slopes {np.round(slopes, 3)} (theorem {rate:.3f})")
+    # Measured over seeds 0-2: 0.735/0.713/0.779 (noise off), 0.749/0.773/0.832 (epsilon 100),
+    # 0.660/0.744/0.714 (Hazan-Kale). The bandit regret is noisy; the mean is held within 0.1.
+    assert abs(np.mean(slopes) - rate) <= 0.1, slopes

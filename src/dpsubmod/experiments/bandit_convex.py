@@ -39,7 +39,6 @@ runs.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import time
 import warnings
@@ -55,6 +54,8 @@ from ..online.bandit_convex import GarberKretzu, PrivateBandit
 from ..online.convex_harness import run_convex
 from ..online.convex_losses import linear_losses
 from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner_ball
+from .plots import optional_pyplot
+from .results import write_table
 
 __all__ = ["DOMAINS", "METHODS", "build_domain", "run", "summarize", "slopes", "plot_T",
            "plot_epsilon", "main"]
@@ -273,10 +274,7 @@ def slopes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_table(rows, path)
 
 
 def _label(method: str, eps: Any) -> str:
@@ -287,12 +285,8 @@ def _label(method: str, eps: Any) -> str:
 
 def plot_T(summary: list[dict[str, Any]], path: Path) -> bool:
     """Regret against T, log-log, with a T^(3/4) reference (matplotlib, optional)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         return False
     rows = [s for s in summary if s["sweep"] == "T"]
     domains = sorted({s["domain"] for s in rows}, key=DOMAINS.index)
@@ -326,12 +320,8 @@ def plot_T(summary: list[dict[str, Any]], path: Path) -> bool:
 
 def plot_epsilon(summary: list[dict[str, Any]], path: Path) -> bool:
     """Average regret against epsilon at fixed T (matplotlib, optional)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         return False
     rows = [s for s in summary if s["sweep"] == "epsilon"]
     domains = sorted({s["domain"] for s in rows}, key=DOMAINS.index)

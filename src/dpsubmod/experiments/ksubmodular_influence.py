@@ -24,7 +24,6 @@ Design
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import time
 from collections.abc import Sequence
@@ -36,6 +35,8 @@ import numpy as np
 from ..constraints import UniformMatroid
 from ..functions.ksubmodular import KTopicInfluence, directed_edges
 from ..offline.ksubmodular import maximize_ksubmodular
+from .plots import optional_pyplot
+from .results import write_table
 
 __all__ = ["load_graph", "topic_probabilities", "run", "summarize", "plot", "main"]
 
@@ -126,20 +127,13 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_table(rows, path)
 
 
 def plot(summary: list[dict[str, Any]], path: Path, title: str = "") -> bool:
     """Spread against epsilon (matplotlib, optional); returns False when it is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     labels = {"ks_private": "Algorithm 3 (private)",

@@ -21,7 +21,6 @@ to the non-private greedy) and, with matplotlib, ``utility_vs_epsilon.png``::
 from __future__ import annotations
 
 import argparse
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +28,8 @@ import numpy as np
 
 from ..functions import FacilityLocation
 from ..offline import maximize
+from .plots import optional_pyplot
+from .results import write_table
 
 __all__ = ["load_points", "run", "summarize", "plot", "main"]
 
@@ -109,12 +110,8 @@ def summarize(rows: list[dict]) -> list[dict]:
 
 
 def plot(summary: list[dict], path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         return None
     names = sorted({s["dataset"] for s in summary})
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.2), squeeze=False)
@@ -143,10 +140,7 @@ def plot(summary: list[dict], path: Path) -> Path | None:
 
 
 def _write(rows: list[dict], path: Path) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_table(rows, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

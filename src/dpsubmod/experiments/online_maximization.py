@@ -36,7 +36,6 @@ Run ``python -m dpsubmod.experiments.online_maximization --out DIR`` (``--help``
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import math
 import sys
@@ -48,6 +47,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .plots import optional_pyplot
+from .results import write_table
 
 __all__ = ["main", "load_uber", "uber_stream_builder", "karate_stream_builder", "LEARNERS",
            "run_grid"]
@@ -291,24 +293,13 @@ def _summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
-    keys = list(rows[0])
-    for r in rows[1:]:
-        keys += [k for k in r if k not in keys]
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    if rows:
+        write_table(rows, path)
 
 
 def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: int) -> list[Path]:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - optional dependency
+    plt = optional_pyplot()
+    if plt is None:  # pragma: no cover - optional dependency
         return []
     made = []
     fig, ax = plt.subplots(figsize=(7, 5))

@@ -41,7 +41,6 @@ explore uniformly at every round (``gamma = 1``, with a warning) and their regre
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -66,6 +65,8 @@ from ..online import (
     SubmodPFTAL,
     run,
 )
+from .plots import optional_pyplot
+from .results import write_table
 
 __all__ = ["karate_stream", "LEARNERS", "sweep_T", "sweep_epsilon", "main"]
 
@@ -193,10 +194,7 @@ def sweep_epsilon(epsilons: Sequence[float], *, T: int = 1024, reps: int = 2, se
 
 def write_csv(rows: list[dict[str, Any]], path: str) -> None:
     """Write rows (dicts with the same keys) to ``path``."""
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_table(rows, path)
 
 
 def _mean_by(rows: list[dict[str, Any]], key: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -218,12 +216,8 @@ def fitted_slopes(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 def plot(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]], out: str) -> list[str]:
     """Write the two figures; returns their paths ([] without matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         return []
     paths = []
     fig, ax = plt.subplots(figsize=(6.5, 4.5))

@@ -5,7 +5,8 @@ Flat re-exports; see the modules for details:
 
 * :mod:`~dpsubmod.online.protocol`: :class:`Learner` (``select() -> sorted tuple``,
   ``update(feedback)``, ``clone()``, ``privacy``);
-* :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds, :func:`stochastic_stream`;
+* :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds, :func:`stochastic_stream`,
+  :func:`ftl_trap_stream`;
 * :mod:`~dpsubmod.online.comparators`: :func:`best_fixed_set` and :class:`Hindsight`;
 * :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace`;
 * :mod:`~dpsubmod.online.pftal`: :class:`PFTAL` (Smith and Thakurta 2013);
@@ -31,6 +32,7 @@ from .streams import (
     Stream,
     SwitchingStream,
     as_stream,
+    ftl_trap_stream,
     stochastic_stream,
 )
 
@@ -44,6 +46,7 @@ __all__ = [
     "IIDStream",
     "SwitchingStream",
     "stochastic_stream",
+    "ftl_trap_stream",
     "as_stream",
     "Hindsight",
     "best_fixed_set",

@@ -40,6 +40,7 @@ __all__ = [
     "IIDStream",
     "SwitchingStream",
     "stochastic_stream",
+    "ftl_trap_stream",
     "as_stream",
 ]
 
@@ -335,6 +336,44 @@ class _SignStream(Stream):
                 signs = np.where((code >> np.arange(self.n)) & 1, 1.0, -1.0)
                 f = self._cache[code] = self._make(signs)
             yield f
+
+
+def ftl_trap_stream(weights: object, T: int) -> Stream:
+    r"""The modular stream that defeats Follow the Leader: :math:`w/2`, then :math:`-w, w, -w,
+    \dots`
+
+    Each element's cumulative cost swings between :math:`w_a/2` and :math:`-w_a/2`, so a learner
+    that follows the leader too closely is wrong every round, and any learner with a step size
+    tuned to :math:`T` pays :math:`\Theta(\sqrt T)` regret against the best fixed set. It is the
+    stream on which the full-information regret rates of Hazan and Kale (2012) and of Cardoso and
+    Cummings (2019, Theorem 7) are tight.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n,)
+        The modular costs, with :math:`\sum_a |w_a| \le 1` so that values lie in ``[-1, 1]``.
+    T : int
+        Number of rounds.
+
+    Examples
+    --------
+    >>> s = ftl_trap_stream([0.6, -0.4], 4)
+    >>> [f([0]) for f in s]
+    [0.3, -0.6, 0.6, -0.6]
+    """
+    from ..functions import Modular
+
+    T = check_int(T, "T", low=1, caller="ftl_trap_stream")
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1 or w.size == 0 or not np.isfinite(w).all():
+        raise ValidationError("The 'weights' argument of ftl_trap_stream must be a non-empty "
+                              "1-d array of finite numbers.")
+    if np.abs(w).sum() > 1.0 + 1e-12:
+        raise ValidationError("The 'weights' argument of ftl_trap_stream must have absolute "
+                              f"sum at most 1 (values in [-1, 1]); got {np.abs(w).sum():.4g}. "
+                              "Rescale the weights.")
+    half, plus, minus = Modular(0.5 * w), Modular(w), Modular(-w)
+    return FunctionStream([half] + [minus if t % 2 else plus for t in range(1, T)], bound=1.0)
 
 
 def stochastic_stream(n: int, T: int, *, means: object = None, coupling: float = 0.5,

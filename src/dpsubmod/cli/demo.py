@@ -1,24 +1,20 @@
-"""The ``dpsubmod`` command."""
+"""``dpsubmod demo``: the README's main job, feature selection on a bundled real table."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from .errors import DPSubmodError
-
-__all__ = ["main"]
+__all__ = ["register"]
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .datasets.tables import load_breast_cancer
-    from .functions import MutualInformation
-    from .offline import maximize
+    from ..datasets.tables import load_breast_cancer
+    from ..functions import MutualInformation
+    from ..offline import maximize
 
     data = load_breast_cancer(bins=4)
     f = MutualInformation.from_records(data.X, data.y)
@@ -104,10 +100,8 @@ def _demo_plot(rows: list[dict], path: Path) -> Path | None:
     return path
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dpsubmod", description="Differentially private submodular optimization.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``demo`` subcommand to the ``dpsubmod`` parser."""
     demo = sub.add_parser("demo", help="Run the demonstration on a bundled real data set.",
                           description="Select k features of the Wisconsin breast-cancer data "
                           "with the library's methods and print a comparison table.")
@@ -120,19 +114,3 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="dpsubmod-demo",
                       help="output folder (default ./dpsubmod-demo)")
     demo.set_defaults(func=_demo)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except DPSubmodError as exc:
-        print(f"dpsubmod: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    np.seterr(all="ignore")
-    sys.exit(main())

@@ -1,0 +1,257 @@
+"""End-to-end: ``dpsubmod select`` on small CSV files, run as a user would (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dpsubmod.cli", "select", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def write_csv(path, header, rows, fmt="{:g}"):
+    lines = [",".join(header)] + [",".join(v if isinstance(v, str) else fmt.format(v)
+                                           for v in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+STATEMENT = ("differentially private", "Neighbouring data sets: replace one row",
+             "Declared sensitivity", "Noise backend", "Public inputs")
+
+
+def check_success(p, out, k, n_items, eps, delta=0.0):
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    for phrase in STATEMENT:
+        assert phrase in p.stdout, phrase
+    assert "NOT covered by the guarantee" in p.stdout
+    doc = json.loads(out.read_text())
+    sel = doc["selection"]
+    assert len(sel) == k and len(set(sel)) == k
+    assert all(0 <= e < n_items for e in sel)
+    assert len(doc["names"]) == k
+    for name in doc["names"]:
+        assert name in p.stdout
+    priv = doc["privacy"]
+    assert 0 < priv["epsilon"] <= eps * (1 + 1e-9) and priv["delta"] <= delta
+    assert priv["requested_epsilon"] == eps
+    assert "replace one row" in priv["neighbouring"]
+    assert priv["backend_guarantee"]
+    assert doc["sensitivity"] > 0
+    diag = doc["non_private_diagnostics"]
+    assert "NOT differentially private" in diag["warning"] and np.isfinite(diag["utility"])
+    return doc
+
+
+@pytest.fixture
+def coverage_csv(tmp_path):
+    # "big" covers every person, the other sets a few each; with a large epsilon the private
+    # greedy picks "big" first except with probability below 1e-100
+    rng = np.random.default_rng(0)
+    R = (rng.random((120, 5)) < 0.1).astype(int)
+    R[:, 2] = 1
+    return write_csv(tmp_path / "people.csv", ["a", "b", "big", "c", "d"], R)
+
+
+def test_help():
+    p = run("--help")
+    assert p.returncode == 0
+    for word in ("--task", "--candidates", "--epsilon", "--backend", "one record"):
+        assert word in p.stdout
+
+
+def test_coverage_task(tmp_path, coverage_csv):
+    out = tmp_path / "result.json"
+    p = run(str(coverage_csv), "--task", "coverage", "--k", "2", "--epsilon", "60",
+            "--delta", "1e-6", "--out", str(out))
+    doc = check_success(p, out, 2, 5, 60.0, 1e-6)
+    assert doc["names"][0] == "big" and doc["selection"][0] == 2
+    assert doc["sensitivity"] == pytest.approx(1 / 120)
+    assert doc["data"]["records"] == 120 and doc["privacy"]["backend"] == "secure"
+    assert doc["constraint"] == {"type": "cardinality", "k": 2}
+
+
+def test_numpy_backend_is_reproducible_with_a_seed(tmp_path, coverage_csv, capsys):
+    # in-process: the determinism of a seeded run does not need a fresh interpreter
+    from dpsubmod.cli import main
+
+    docs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}.json"
+        assert main(["select", str(coverage_csv), "--task", "coverage", "--k", "3",
+                     "--epsilon", "0.5", "--backend", "numpy", "--seed", "5",
+                     "--out", str(out)]) == 0
+        docs.append(json.loads(out.read_text()))
+    assert docs[0]["selection"] == docs[1]["selection"] and len(docs[0]["selection"]) == 3
+    assert docs[0]["privacy"]["backend"] == "numpy"
+    assert "not to protect" in capsys.readouterr().out
+
+
+def test_facility_location_on_a_grid(tmp_path):
+    # every person lives in the cell centred at (0.75, 0.25) of a 2x2 grid on [0, 1]^2
+    rng = np.random.default_rng(1)
+    pts = np.column_stack([0.75 + 0.05 * rng.standard_normal(200),
+                           0.25 + 0.05 * rng.standard_normal(200)])
+    data = write_csv(tmp_path / "riders.csv", ["x", "y"], pts)
+    out = tmp_path / "fl.json"
+    p = run(str(data), "--task", "facility-location", "--grid", "2x2", "--bounds", "0,1,0,1",
+            "--k", "2", "--epsilon", "200", "--out", str(out))
+    doc = check_success(p, out, 2, 4, 200.0)
+    assert doc["names"][0] == "(0.75, 0.25)"
+    assert doc["sensitivity"] == pytest.approx(1 / 200)
+    assert "grid" in " ".join(doc["public_inputs"])
+
+
+def test_facility_location_with_candidates_and_a_partition_matroid(tmp_path):
+    rng = np.random.default_rng(2)
+    data = write_csv(tmp_path / "riders.csv", ["x", "y"], rng.random((80, 2)))
+    sites = [["north-1", 0.2, 0.8, "north"], ["north-2", 0.7, 0.9, "north"],
+             ["south-1", 0.3, 0.1, "south"], ["south-2", 0.8, 0.2, "south"],
+             ["south-3", 0.5, 0.4, "south"]]
+    cand = tmp_path / "sites.csv"
+    cand.write_text("y,name,x,district\n" + "".join(
+        f"{y},{nm},{x},{g}\n" for nm, x, y, g in sites))  # columns matched by name
+    out = tmp_path / "fl.json"
+    p = run(str(data), "--task", "facility-location", "--candidates", str(cand),
+            "--candidate-names", "name", "--partition-column", "district",
+            "--capacities", "north=1,south=2", "--epsilon", "1", "--backend", "numpy",
+            "--seed", "0", "--out", str(out))
+    doc = check_success(p, out, 3, 5, 1.0)
+    names = doc["names"]
+    assert sum(n.startswith("north") for n in names) == 1
+    assert sum(n.startswith("south") for n in names) == 2
+    assert doc["constraint"]["type"] == "partition" and doc["constraint"]["rank"] == 3
+    coords = doc["params"]["candidate_coordinates"]
+    assert coords[0] == [0.2, 0.8]  # (x, y) in the records' column order
+
+
+def test_feature_selection_with_public_bins(tmp_path):
+    # the label copies "key"; "age" is real-valued and binned on public bounds
+    rng = np.random.default_rng(3)
+    N = 300
+    key = rng.integers(0, 3, N)
+    rows = [[int(k), int(rng.integers(0, 2)), int(rng.integers(0, 4)),
+             float(rng.uniform(18, 90)), int(k)] for k in key]
+    data = write_csv(tmp_path / "survey.csv", ["noise1", "noise2", "key", "age", "label"],
+                     [[r[1], r[2], r[0], r[3], r[4]] for r in rows])
+    out = tmp_path / "fs.json"
+    p = run(str(data), "--task", "feature-selection", "--label", "label", "--bins", "4",
+            "--bounds", "age=18,90", "--k", "2", "--epsilon", "100", "--out", str(out))
+    doc = check_success(p, out, 2, 4, 100.0)
+    assert doc["names"][0] == "key"
+    assert doc["params"]["bounds"] == {"age": [18.0, 90.0]}
+    assert "label" not in doc["names"]
+
+
+BAD = {
+    "non-numeric cell": (
+        "a,b\n1,0\n0,x\n", ["--task", "coverage", "--k", "1", "--epsilon", "1"],
+        ["line 3", "'b'", "'x'"]),
+    "k too large": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--k", "3", "--epsilon", "1"],
+        ["'--k'", "[1, 2]"]),
+    "no candidates": (
+        "x,y\n0.1,0.2\n0.3,0.4\n", ["--task", "facility-location", "--k", "1", "--epsilon", "1"],
+        ["--candidates", "--grid"]),
+    "epsilon 0": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--k", "1", "--epsilon", "0"],
+        ["'--epsilon'"]),
+    "label missing": (
+        "a,b\n1,0\n0,1\n",
+        ["--task", "feature-selection", "--label", "y", "--k", "1", "--epsilon", "1"],
+        ["'y'"]),
+    "real feature without bins": (
+        "a,y\n1.5,0\n0,1\n",
+        ["--task", "feature-selection", "--label", "y", "--k", "1", "--epsilon", "1"],
+        ["line 2", "'a'", "--bins"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_one_line_and_releases_nothing(tmp_path, case):
+    text, args, needles = BAD[case]
+    data = tmp_path / "data.csv"
+    data.write_text(text)
+    out = tmp_path / "result.json"
+    p = run(str(data), *args, "--out", str(out))
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpsubmod: error:")
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert p.stdout == ""
+    assert not out.exists() and list(tmp_path.iterdir()) == [data]
+
+
+# The same contract in-process (cheaper than a subprocess) for further refusals.
+IN_PROCESS = {
+    "grid without bounds": (
+        "x,y\n0.1,0.2\n0.3,0.4\n",
+        ["--task", "facility-location", "--grid", "2x2", "--k", "1", "--epsilon", "1"],
+        ["--bounds"]),
+    "bad task (argparse)": (
+        "a,b\n1,0\n0,1\n", ["--task", "clustering", "--k", "1", "--epsilon", "1"],
+        ["invalid choice", "--help"]),
+    "option of another task": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--k", "1", "--epsilon", "1", "--bins", "3"],
+        ["--bins", "feature-selection"]),
+    "non-private method": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--k", "1", "--epsilon", "1", "--method",
+                            "greedy"],
+        ["not private", "private_greedy"]),
+    "k and a matroid": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--k", "1", "--epsilon", "1", "--groups",
+                            "g.csv", "--capacities", "1"],
+        ["either --k"]),
+    "no size": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--epsilon", "1"], ["--k"]),
+    "negative coverage cell": (
+        "a,b\n1,0\n0,-1\n", ["--task", "coverage", "--k", "1", "--epsilon", "1"],
+        ["line 3", "'b'", "negative"]),
+    "non-integer label": (
+        "a,y\n1,0.5\n0,1\n",
+        ["--task", "feature-selection", "--label", "y", "--k", "1", "--epsilon", "1"],
+        ["line 2", "'y'", "--label-thresholds"]),
+    "unknown bounds column": (
+        "a,y\n1.5,0\n0,1\n",
+        ["--task", "feature-selection", "--label", "y", "--k", "1", "--epsilon", "1",
+         "--bins", "2", "--bounds", "b=0,1"],
+        ["'b'", "not a feature"]),
+    "group file misses an item": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--epsilon", "1", "--groups", "g.csv",
+                            "--capacities", "1"],
+        ["no group for 'b'"]),
+    "capacity for an unknown group": (
+        "a,b\n1,0\n0,1\n", ["--task", "coverage", "--epsilon", "1", "--groups", "g2.csv",
+                            "--capacities", "g=1,h=1"],
+        ["'h'", "not a group"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_PROCESS))
+def test_refusals_in_process(tmp_path, monkeypatch, capsys, case):
+    from dpsubmod.cli import main
+
+    text, args, needles = IN_PROCESS[case]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.csv").write_text(text)
+    (tmp_path / "g.csv").write_text("item,group\na,g\n")
+    (tmp_path / "g2.csv").write_text("item,group\na,g\nb,g\n")
+    try:
+        status = main(["select", "data.csv", *args, "--out", "result.json"])
+    except SystemExit as exc:  # argparse errors exit from inside the parser
+        status = exc.code
+    captured = capsys.readouterr()
+    assert status == 2
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpsubmod: error:")
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert captured.out == "" and not (tmp_path / "result.json").exists()
