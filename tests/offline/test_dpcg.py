@@ -371,3 +371,15 @@ def test_registry_and_reproducibility():
     assert a.selection == b.selection and a.method == "dpcg"
     c = maximize(f, 3, method="dpcg_curvature", epsilon=1.0, rng=3)
     assert c.is_private and len(c.selection) == 3
+
+
+def test_secure_backend_with_delta_uses_zcdp_by_default():
+    # The secure backend's Gaussian is the discrete Gaussian, exact under zCDP: "auto" picks it.
+    f = skewed_coverage(N=300)
+    res = dpcg(f, 3, epsilon=1.0, delta=1e-6, steps=4, backend="secure")
+    assert res.params["gaussian_calibration"] == "zcdp"
+    assert res.privacy.epsilon <= 1.0 + 1e-9 and res.privacy.delta <= 1e-6
+    assert "secure" in str(res.privacy)
+    # On the numpy backend "auto" keeps the basic-composition calibrations.
+    assert dpcg(f, 3, epsilon=1.0, delta=1e-6, steps=4, rng=0).params[
+        "gaussian_calibration"] in ("paper", "analytic")

@@ -393,6 +393,10 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     delta_f, s = gradient_sensitivity(f, sensitivity, caller)
     noise = ("laplace" if delta == 0.0 else "gaussian") if noise is None else noise
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
+    if noise == "gaussian" and gaussian_calibration == "auto" \
+            and backend_name(backend) in ("secure", "SecureBackend"):
+        # The secure backend samples the discrete Gaussian, whose exact guarantee is zCDP.
+        calib = "zcdp"
     poly = _polytope(constraint)
     radius = poly.l1_radius()
     if steps is None and value_bound is not None:
