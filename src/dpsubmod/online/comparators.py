@@ -181,17 +181,19 @@ def _enumerate(functions: Sequence[SetFunction], n: int, sense: Sense,
     for start in range(0, total, _CHUNK):
         stop = min(total, start + _CHUNK)
         masks = all_masks(n, start, stop)
-        vals = total_values(functions, masks)
+        codes = np.arange(start, stop)
         if feasible is not None:
+            # Evaluate feasible sets only: under a cardinality constraint most masks are not.
             ok = feasible(masks)
             if not ok.any():
                 continue
-            vals = np.where(ok, vals, np.inf if sense == "min" else -np.inf)
+            masks, codes = masks[ok], codes[ok]
+        vals = total_values(functions, masks)
         j = int(np.argmin(vals) if sense == "min" else np.argmax(vals))
         v = float(vals[j])
         better = best_val is None or (v < best_val if sense == "min" else v > best_val)
         if better:
-            best_val, best_code = v, start + j
+            best_val, best_code = v, int(codes[j])
     sel = tuple(i for i in range(n) if (best_code >> i) & 1)
     return sel, float(best_val)  # type: ignore[arg-type]
 
