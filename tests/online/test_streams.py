@@ -120,3 +120,15 @@ def test_stream_errors():
     wrong = IIDStream(lambda g: "not a function", n=1, T=2)
     with pytest.raises(DPSubmodError):
         list(wrong)
+
+
+def test_ftl_trap_stream_values_and_bounds():
+    from dpsubmod.online import ftl_trap_stream
+
+    s = ftl_trap_stream([0.6, -0.4, 0.2], 5)
+    assert [f([0, 2]) for f in s] == pytest.approx([0.4, -0.8, 0.8, -0.8, 0.8])
+    assert s.bound == 1.0 and s.T == 5
+    with pytest.raises(DPSubmodError, match="weights"):
+        ftl_trap_stream([0.7, 0.4], 3)  # the set {0, 1} would cost 1.1
+    with pytest.raises(DPSubmodError, match="weights"):
+        ftl_trap_stream([np.nan], 3)

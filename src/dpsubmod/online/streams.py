@@ -351,7 +351,8 @@ def ftl_trap_stream(weights: object, T: int) -> Stream:
     Parameters
     ----------
     weights : array-like of shape (n,)
-        The modular costs, with :math:`\sum_a |w_a| \le 1` so that values lie in ``[-1, 1]``.
+        The modular costs; the positive and the negative weights each sum to at most 1 in
+        absolute value, so that every value lies in ``[-1, 1]``.
     T : int
         Number of rounds.
 
@@ -368,9 +369,11 @@ def ftl_trap_stream(weights: object, T: int) -> Stream:
     if w.ndim != 1 or w.size == 0 or not np.isfinite(w).all():
         raise ValidationError("The 'weights' argument of ftl_trap_stream must be a non-empty "
                               "1-d array of finite numbers.")
-    if np.abs(w).sum() > 1.0 + 1e-12:
-        raise ValidationError("The 'weights' argument of ftl_trap_stream must have absolute "
-                              f"sum at most 1 (values in [-1, 1]); got {np.abs(w).sum():.4g}. "
+    reach = max(w[w > 0].sum(), -w[w < 0].sum())
+    if reach > 1.0 + 1e-12:
+        raise ValidationError("The 'weights' argument of ftl_trap_stream must keep every value "
+                              "in [-1, 1]: the positive weights and the negative weights must "
+                              f"each sum to at most 1 in absolute value; got {reach:.4g}. "
                               "Rescale the weights.")
     half, plus, minus = Modular(0.5 * w), Modular(w), Modular(-w)
     return FunctionStream([half] + [minus if t % 2 else plus for t in range(1, T)], bound=1.0)
