@@ -80,7 +80,7 @@ def test_a_miscalibrated_combination_is_detected():
     f = score_fn()
     w = EPS / (2 * SENS)
     draws = []
-    for _ in range(3000):
+    for _ in range(6000):
         kids = gen.spawn(len(PARTS))
         winners = [partition_winner((f, part, w, 0.0, None, k)) for part, k in zip(PARTS, kids)]
         draws.append(winners[gen.integers(len(PARTS))][1])

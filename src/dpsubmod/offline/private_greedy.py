@@ -85,7 +85,9 @@ def _step_budget(epsilon: float, delta: float, steps: int, composition: str, cal
         # basic composition inverts in closed form; the others by the accountant's bisection
         e0 = epsilon / steps if rule == "basic" else acc.per_step_epsilon(
             epsilon, steps, delta, method=rule, bounded_range=True)
-        if e0 > best:
+        # A rule that trades delta for epsilon must buy a real gain (over 1% per step);
+        # otherwise basic composition wins and the release stays pure.
+        if e0 > best * 1.01:
             best, used = e0, rule
     return best, used
 
@@ -196,9 +198,13 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         Total privacy budget.
     delta : float, default=0
         With ``delta > 0`` advanced composition may be used (see ``composition``).
-    composition : {"auto", "basic", "advanced"}, default="auto"
-        How the total is split over the steps: ``"auto"`` picks the larger per-step budget of the
-        two valid ones for the requested ``delta`` (basic when ``delta == 0``).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        How the total is split over the steps: basic composition, advanced composition (Dwork,
+        Rothblum and Vadhan 2010), the optimal composition theorem (Kairouz, Oh and Viswanath
+        2015) or zCDP, the last three with the exponential mechanism's bounded range. ``"auto"``
+        picks the rule with the largest per-step budget for the requested ``delta``, and basic
+        composition when ``delta == 0`` or when no rule gives a step more than 1% larger (then
+        no delta is spent).
     sensitivity : float, optional
         Overrides ``f.sensitivity``.
     sample_size : int, optional

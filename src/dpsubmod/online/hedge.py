@@ -66,7 +66,7 @@ import math
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike, as_generator, standard_gumbel
 from .._validation import check_finite, check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from .protocol import OnlineBase
@@ -414,7 +414,7 @@ class Hedge(OnlineBase):
             # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
             # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
             z = eta * (self._G - self._G.max(axis=1, keepdims=True))
-            return np.argmax(z + self._gen.gumbel(size=z.shape), axis=1)
+            return np.argmax(z + standard_gumbel(self._gen, z.shape), axis=1)
         return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
                          for row in self._G], dtype=np.int64)
 

@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike, as_generator, standard_gumbel
 from ..errors import ParameterTypeError, ValidationError
 
 __all__ = [
@@ -236,7 +236,7 @@ class NumpyBackend(NoiseBackend):
         # Gumbel-max in log space: argmax of log-weight + Gumbel noise is an exact draw from
         # the softmax; shifting by the max keeps the log-weights finite and <= 0.
         z = weight * (q - q.max())  # -inf entries cannot be the max: one is finite
-        return int(np.argmax(z + self.generator.gumbel(size=q.shape)))
+        return int(np.argmax(z + standard_gumbel(self.generator, q.shape)))
 
     def report_noisy_max(self, scores: np.ndarray, scale: float, *, sensitivity: float) -> int:
         q = np.asarray(scores, dtype=float)

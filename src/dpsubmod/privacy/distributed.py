@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike, as_generator, standard_gumbel
 from ..errors import InfeasibleConstraintError, ParameterTypeError, ValidationError
 from .accounting import PrivacyEvent
 from .backends import NumpyBackend
@@ -97,7 +97,7 @@ def partition_winner(task: tuple) -> tuple[float, int]:
         q[finite] = np.clip(q[finite], clip[0], clip[1])
     # Gumbel-max as in NumpyBackend.exponential, with a shift common to all partitions (the
     # top of the clip range, else 0) since no partition knows the global maximum.
-    keys = weight * (q - shift) + gen.gumbel(size=q.shape)
+    keys = weight * (q - shift) + standard_gumbel(gen, q.shape)
     j = int(np.argmax(keys))
     return float(keys[j]), int(idx[j])
 

@@ -1,0 +1,194 @@
+"""Online learners: rounds per second at n = 100 and n = 1000, and how the cost of a round grows
+with n (log-log slope).
+
+Each learner is driven directly (``select()`` then ``update(feedback)``), without the regret
+harness, so the figure is the learner's own cost plus the environment's evaluation of the played
+set. The first round (lazy state construction) is timed apart as "setup"; rounds per second are
+counted over the following rounds, until ``--rounds`` rounds or ``--budget`` seconds, whichever
+comes first (the horizon ``T`` the learner is built with is larger, so no learner is near its
+end).
+
+Environments (a pool of 8 functions per n, cycled, built once outside the timing):
+
+* minimization (SubmodPFTAL, BanditSubmodPFTAL, HazanKale, BanditHazanKale): the planted stream
+  of ``dpsubmod.online.stochastic_stream`` at any n, ``f(S) = (sum_{i in S} c(i) +
+  0.5 sqrt|S|) / Z`` with random signs ``c``, range [-1, 1];
+* maximization, k = 5 (FIDP, BanditDP, OnlineGreedy (Streeter-Golovin), BanditOnlineGreedy,
+  MetaFrankWolfe, DPMetaFrankWolfe, PFTALMetaFrankWolfe): weighted coverage of 200 elements by
+  n random sets (each element in a set with probability 0.05), values in [0, 1];
+* experts (Hedge over n experts, private FTRL over the uniform-matroid polytope of rank 5):
+  random gain / loss vectors in [0, 1]^n;
+* bandit convex optimization over the uniform-matroid polytope of rank 5 in R^n (PrivateBandit,
+  GarberKretzu; FlaxmanKalaiMcMahan, which projects exactly, over the box [0, 1]^n): linear
+  losses ``theta . x`` with ``|theta|_2 = 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from _harness import Report, loglog_slope
+from dpsubmod import online as O
+from dpsubmod.constraints import UniformMatroid
+from dpsubmod.functions import Coverage, FeatureBased, Modular, Scaled, Sum
+from dpsubmod.polytopes import Box, MatroidPolytope
+
+K = 5
+POOL = 8
+HORIZON = 100_000
+
+
+@dataclass
+class Env:
+    min_fs: list
+    max_fs: list
+    vecs: np.ndarray
+    thetas: np.ndarray
+
+
+def make_env(n: int, seed: int = 0) -> Env:
+    rng = np.random.default_rng(seed)
+    lam = 0.5
+    Z = n + lam * math.sqrt(n)
+    card = Scaled(FeatureBased(np.ones((n, 1))), lam / Z)
+    min_fs = [Sum([Modular(rng.choice([-1.0, 1.0], n) / Z), card]) for _ in range(POOL)]
+    m = 200
+    max_fs = []
+    for _ in range(POOL):
+        A = sp.csr_array((rng.random((n, m)) < 0.05).astype(np.float64))
+        max_fs.append(Coverage(A, np.full(m, 1.0 / m)))
+    vecs = rng.random((POOL, n))
+    th = rng.standard_normal((POOL, n))
+    th /= np.linalg.norm(th, axis=1, keepdims=True)
+    return Env(min_fs, max_fs, vecs, th)
+
+
+# name -> (kind, factory(n))
+LEARNERS: dict[str, tuple[str, Callable[[int], object]]] = {
+    "SubmodPFTAL (eps=1)": ("full-min", lambda n: O.SubmodPFTAL(n, HORIZON, M=1.0, epsilon=1.0,
+                                                                rng=0)),
+    "BanditSubmodPFTAL (eps=1)": ("bandit-min", lambda n: O.BanditSubmodPFTAL(
+        n, HORIZON, M=1.0, epsilon=1.0, rng=0)),
+    "HazanKale": ("full-min", lambda n: O.HazanKale(n, HORIZON, M=1.0, rng=0)),
+    "BanditHazanKale": ("bandit-min", lambda n: O.BanditHazanKale(n, HORIZON, M=1.0, rng=0)),
+    "FIDP (eps=1)": ("full-max", lambda n: O.FIDP(n, HORIZON, K, epsilon=1.0, delta=1e-6,
+                                                         rng=0)),
+    "BanditDP (eps=1)": ("bandit-max", lambda n: O.BanditDP(n, HORIZON, K, epsilon=1.0, delta=1e-6,
+                                                            gamma=HORIZON ** (-1 / 3), rng=0)),
+    "OnlineGreedy (Streeter-Golovin)": ("full-max", lambda n: O.OnlineGreedy(n, HORIZON, K,
+                                                                             rng=0)),
+    "BanditOnlineGreedy": ("bandit-max", lambda n: O.BanditOnlineGreedy(
+        n, HORIZON, K, gamma=HORIZON ** (-1 / 3), rng=0)),
+    "MetaFrankWolfe (K=10)": ("full-max", lambda n: O.MetaFrankWolfe(n, HORIZON, K, K=10,
+                                                                     rng=0)),
+    "DPMetaFrankWolfe (K=10, eps=1)": ("full-max", lambda n: O.DPMetaFrankWolfe(
+        n, HORIZON, K, epsilon=1.0, delta=1e-6, K=10, rng=0)),
+    "PFTALMetaFrankWolfe (K=10, eps=1)": ("full-max", lambda n: O.PFTALMetaFrankWolfe(
+        n, HORIZON, K, epsilon=1.0, K=10, rng=0)),
+    "Hedge (n experts)": ("hedge", lambda n: O.Hedge(n, 0.1, rng=0)),
+    "PrivateFTRL (uniform polytope, eps=1)": ("ftrl", lambda n: O.PrivateFTRL(
+        K, HORIZON, n=n, epsilon=1.0, loss_range=(0.0, 1.0), rng=0)),
+    "PrivateBandit (eps=1)": ("convex", lambda n: O.PrivateBandit(
+        MatroidPolytope(UniformMatroid(n, K)), HORIZON, epsilon=1.0, mode="extend", rng=0)),
+    "GarberKretzu": ("convex", lambda n: O.GarberKretzu(
+        MatroidPolytope(UniformMatroid(n, K)), HORIZON, mode="extend", rng=0)),
+    # Flaxman-Kalai-McMahan projects exactly, onto boxes and simplices only: the box [0, 1]^n.
+    "FlaxmanKalaiMcMahan (box)": ("convex", lambda n: O.FlaxmanKalaiMcMahan(
+        Box(0.0, 1.0, n), HORIZON, mode="extend", rng=0)),
+}
+
+
+def _round(kind: str, learner, env: Env, t: int) -> None:
+    i = t % POOL
+    if kind in ("full-min", "full-max"):
+        learner.select()
+        learner.update(env.min_fs[i] if kind == "full-min" else env.max_fs[i])
+    elif kind in ("bandit-min", "bandit-max"):
+        S = learner.select()
+        f = env.min_fs[i] if kind == "bandit-min" else env.max_fs[i]
+        learner.update(f(S))
+    elif kind == "hedge":
+        learner.sample()
+        learner.update(env.vecs[i][None, :])
+    elif kind == "ftrl":
+        learner.predict()
+        learner.update(env.vecs[i][None, :])
+    elif kind == "convex":
+        x = learner.select()
+        learner.update(float(env.thetas[i] @ x))
+    else:  # pragma: no cover
+        raise ValueError(kind)
+
+
+def time_learner(name: str, n: int, env: Env, max_rounds: int, budget: float
+                 ) -> tuple[float, float, int]:
+    """``(setup seconds, rounds per second, rounds timed)``."""
+    kind, factory = LEARNERS[name]
+    learner = factory(n)
+    t0 = time.perf_counter()
+    _round(kind, learner, env, 0)
+    setup = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r = 0
+    while r < max_rounds:
+        _round(kind, learner, env, r + 1)
+        r += 1
+        if time.perf_counter() - t0 > budget:
+            break
+    return setup, r / (time.perf_counter() - t0), r
+
+
+def main(argv: list[str] | None = None) -> Report:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--n", type=int, nargs="+", default=[100, 300, 1000])
+    p.add_argument("--rounds", type=int, default=2000)
+    p.add_argument("--budget", type=float, default=3.0, help="seconds per learner and n")
+    p.add_argument("--learners", nargs="*", default=None)
+    args = p.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    if args.quick:
+        args.n, args.rounds, args.budget = [30, 100], 50, 0.5
+    names = args.learners or list(LEARNERS)
+    envs = {n: make_env(n) for n in args.n}
+    rep = Report("online")
+    rate: dict[str, list[float]] = {}
+    setup: dict[str, list[float]] = {}
+    cnt: dict[str, list[int]] = {}
+    for name in names:
+        for n in args.n:
+            try:
+                s, rps, r = time_learner(name, n, envs[n], args.rounds, args.budget)
+            except Exception as exc:  # report, do not abort the whole benchmark
+                print(f"{name} n={n}: failed: {type(exc).__name__}: {exc}")
+                s, rps, r = math.nan, math.nan, 0
+            rate.setdefault(name, []).append(rps)
+            setup.setdefault(name, []).append(s)
+            cnt.setdefault(name, []).append(r)
+    head = (f"{'learner':<40}" + "".join(f"{'n=' + str(n) + ' rounds/s':>17}" for n in args.n)
+            + f"{'setup s (max n)':>16}{'slope':>7}")
+    lines = [head, "-" * len(head)]
+    for name in names:
+        per_round = [1.0 / x if x and x > 0 else math.nan for x in rate[name]]
+        slope = loglog_slope(args.n, per_round)
+        rep.exponents[f"online {name}: seconds per round ~ n^a"] = slope
+        lines.append(f"{name:<40}" + "".join(f"{x:17.1f}" for x in rate[name])
+                     + f"{setup[name][-1]:16.3f}{slope:7.2f}")
+    lines.append(f"(rounds/s over up to {args.rounds} rounds or {args.budget:g} s after the "
+                 "first round; slope = log-log slope of seconds per round against n)")
+    rep.print_section(f"\nOnline learners, rounds per second (k = {K} where a learner selects k "
+                      "items)\n" + "\n".join(lines))
+    return rep
+
+
+if __name__ == "__main__":
+    main()
