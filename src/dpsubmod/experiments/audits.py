@@ -124,14 +124,15 @@ def _fidp(eps: float, delta: float, factor: float):
     eta = FIDP(3, 3, 1, **kw).resolved_params["eta"] / factor
 
     def alg(stream, g):
+        played = []
         with warnings.catch_warnings():
-            # A learning rate above the calibrated one warns; here that is the point.
+            # A learning rate above the calibrated one warns (when the learner first plays);
+            # here that is the point.
             warnings.simplefilter("ignore")
             learner = FIDP(3, 3, 1, eta=eta, rng=g, **kw)
-        played = []
-        for f in stream:
-            played.append(tuple(learner.select()))
-            learner.update(f)
+            for f in stream:
+                played.append(tuple(learner.select()))
+                learner.update(f)
         return tuple(played)
 
     return alg, D, Dp
