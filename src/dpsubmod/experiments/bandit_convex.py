@@ -101,7 +101,9 @@ def build_domain(name: str) -> Polytope:
     """The polytope of a domain: ``"graphic"`` or ``"cut-base"`` (karate club)."""
     import networkx as nx
 
-    g = nx.karate_club_graph()
+    from ..datasets import load_graph
+
+    g = load_graph("karate").graph
     if name == "graphic":
         return MatroidPolytope(GraphicMatroid(g))
     if name == "cut-base":

@@ -46,14 +46,13 @@ PRIVATE = ("ks_private", "ks_private_sampled")
 
 
 def load_graph(name: str) -> Any:
-    """A graph bundled with networkx: ``"les_miserables"`` or ``"karate"``."""
-    import networkx as nx
+    """A graph bundled with networkx: ``"les_miserables"`` or ``"karate"``
+    (see :func:`dpsubmod.datasets.load_graph`)."""
+    from ..datasets import load_graph as load
 
-    if name == "les_miserables":
-        return nx.les_miserables_graph()
-    if name == "karate":
-        return nx.karate_club_graph()
-    raise ValueError(f"Unknown graph {name!r}; choose one of {GRAPHS}.")
+    if name not in GRAPHS:
+        raise ValueError(f"Unknown graph {name!r}; choose one of {GRAPHS}.")
+    return load(name).graph
 
 
 def topic_probabilities(graph: Any, k: int, p_max: float, rng: np.random.Generator

@@ -120,11 +120,10 @@ def uber_stream_builder(points: np.ndarray, *, rows: int = 4, cols: int = 3,
 
 def karate_stream_builder() -> Callable[[int, np.random.Generator], StreamInstance]:
     """``build(T, rng)``: members of the karate club drawn uniformly, one coverage function each."""
-    import networkx as nx
-
+    from ..datasets import load_graph
     from ..functions import Coverage
 
-    g = nx.karate_club_graph()
+    g = load_graph("karate").graph
     n = g.number_of_nodes()
     closed = np.eye(n, dtype=bool)
     for u, v in g.edges():

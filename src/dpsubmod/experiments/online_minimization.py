@@ -97,13 +97,14 @@ def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
     rng : int, Generator, SeedSequence or None
         Randomness of the per-round observations.
     """
-    import networkx as nx
     import scipy.sparse as sp
+
+    from ..datasets import load_graph
 
     T = check_int(T, "T", low=1, caller="karate_stream")
     a = check_real(affinity, "affinity", low=0.0, caller="karate_stream")
     sigma = check_real(noise, "noise", low=0.0, caller="karate_stream")
-    G = nx.karate_club_graph()
+    G = load_graph("karate").graph
     nodes = list(G.nodes)
     index = {v: i for i, v in enumerate(nodes)}
     edges = np.array([(index[u], index[v]) for u, v in G.edges()], dtype=np.int64)
