@@ -27,6 +27,8 @@ Other matroid families have no exact sampler here; callers refuse them.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -44,7 +46,7 @@ __all__ = ["ProductBaseSampler", "product_base_sampler", "SUPPORTED_MATROIDS"]
 SUPPORTED_MATROIDS = (UniformMatroid, PartitionMatroid, GraphicMatroid)
 
 
-class ProductBaseSampler:
+class ProductBaseSampler(ABC):
     """Draws bases ``B`` with probability proportional to ``exp(sum_{e in B} logw_e)``.
 
     Attributes
@@ -58,13 +60,13 @@ class ProductBaseSampler:
     n: int
     rank: int
 
+    @abstractmethod
     def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
         """``size`` independent bases, as an int64 array of shape ``(size, rank)``, rows sorted."""
-        raise NotImplementedError
 
+    @abstractmethod
     def log_partition(self, logw: np.ndarray) -> float:
         """``log sum_B exp(sum_{e in B} logw_e)`` over all bases."""
-        raise NotImplementedError
 
     def log_prob(self, logw: np.ndarray, base: np.ndarray) -> float:
         """Log-probability of the base ``base`` (indices) under the product law."""

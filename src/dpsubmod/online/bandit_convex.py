@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -61,11 +61,11 @@ import numpy as np
 
 from .._rng import RNGLike, as_generator
 from .._validation import check_delta, check_finite, check_int, check_real
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..polytopes.interior import SphereSampler, inner_ball
 from ..polytopes.oracles import Box, Polytope, Simplex
 from .convex_losses import ConvexLoss
-from .protocol import OnlineBase
+from .protocol import _Rounds
 
 __all__ = [
     "BanditConvexLearner",
@@ -344,7 +344,7 @@ class _SphereStream:
 # ------------------------------------------------------------------------------------------------
 # The protocol
 # ------------------------------------------------------------------------------------------------
-class BanditConvexLearner(OnlineBase, ABC):
+class BanditConvexLearner(_Rounds):
     """Base class of bandit convex learners over a polytope (loss minimization).
 
     The protocol of :class:`~dpsubmod.online.Learner` with points instead of sets: each round
@@ -362,30 +362,12 @@ class BanditConvexLearner(OnlineBase, ABC):
 
     feedback: ClassVar[str] = "bandit"
     sense: ClassVar[str] = "min"
-
-    def _reset(self) -> None:
-        self._round = 0
-        self._pending = False
-        self._last: np.ndarray | None = None
-
-    def _ensure_state(self) -> None:
-        if not hasattr(self, "_round"):
-            self._reset()
+    _feedback_hint: ClassVar[str] = "update(value) with the loss at the played point"
 
     @property
     def dim(self) -> int:
         """Ambient dimension ``n`` of the played points."""
         return int(self.polytope.dim)  # type: ignore[attr-defined]
-
-    @property
-    def t(self) -> int:
-        """Completed rounds."""
-        self._ensure_state()
-        return self._round
-
-    @property
-    def horizon(self) -> int:
-        return int(self.T)  # type: ignore[attr-defined]
 
     def select(self) -> np.ndarray:
         """This round's point (before the loss is revealed).
@@ -397,18 +379,7 @@ class BanditConvexLearner(OnlineBase, ABC):
         StreamLengthError
             All ``T`` rounds were played.
         """
-        self._ensure_state()
-        name = type(self).__name__
-        if self._pending:
-            raise ValidationError(
-                f"{name}.select() was called twice in round {self._round + 1}; call "
-                "update(value) with the loss at the played point first."
-            )
-        if self._round >= self.horizon:
-            raise StreamLengthError(
-                f"{name} was built for T={self.horizon} rounds and all were played; build it "
-                "with a larger T, or reset() it."
-            )
+        self._open_round()
         x = np.asarray(self._select(), dtype=float)
         self._pending = True
         self._last = x
@@ -424,12 +395,8 @@ class BanditConvexLearner(OnlineBase, ABC):
         ParameterTypeError
             The value is not a real number (bandit feedback is a scalar, never the function).
         """
-        self._ensure_state()
+        self._check_pending()
         name = type(self).__name__
-        if not self._pending:
-            raise ValidationError(
-                f"{name}.update() was called without a pending selection; call select() first."
-            )
         if isinstance(value, ConvexLoss):
             raise ParameterTypeError(
                 f"{name} is a bandit learner: update() takes the float value f_t(x_t), not the "
@@ -437,8 +404,7 @@ class BanditConvexLearner(OnlineBase, ABC):
             )
         v = check_real(value, "value", caller=f"{name}.update")
         self._update(v)
-        self._pending = False
-        self._round += 1
+        self._close_round()
 
     def exploration(self) -> Exploration | None:
         """The law of the point of the current round, between :meth:`select` and

@@ -45,6 +45,7 @@ from .convex_losses import (
     as_loss_stream,
     sum_losses,
 )
+from .harness import _TraceSummary
 
 __all__ = ["ConvexHindsight", "best_fixed_point", "ConvexTrace", "run_convex",
            "COMPARATOR_METHODS"]
@@ -192,8 +193,8 @@ def best_fixed_point(losses: Iterable[ConvexLoss] | ConvexLossStream, polytope: 
                            float(gap), it)
 
 
-@dataclass(frozen=True, eq=False)
-class ConvexTrace:
+@dataclass(frozen=True, eq=False, repr=False)
+class ConvexTrace(_TraceSummary):
     """The record of one bandit convex run (non-private except ``points`` and ``privacy``).
 
     The fields mirror :class:`dpsubmod.online.Trace`, with points in place of sets.
@@ -258,48 +259,8 @@ class ConvexTrace:
     comparator_time: float
     params: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def final_regret(self) -> float:
-        """:math:`R_T` (NaN without a comparator)."""
-        return math.nan if self.regret is None else float(self.regret[-1])
-
-    @property
-    def final_expected_regret(self) -> float:
-        """:math:`R_T` from the expected values (NaN when unavailable)."""
-        return math.nan if self.expected_regret is None else float(self.expected_regret[-1])
-
-    def records(self) -> list[dict[str, Any]]:
-        """One flat dict per round (``pandas.DataFrame(trace.records())`` makes a table).
-
-        Keys: ``round`` (1-based), ``learner``, ``point`` (a tuple), ``value``,
-        ``expected_value``, ``comparator_value``, ``regret``, ``expected_regret``, ``epsilon``,
-        ``elapsed``.
-        """
-        nan = math.nan
-        out = []
-        for t in range(self.T):
-            out.append({
-                "round": t + 1,
-                "learner": self.name,
-                "point": tuple(self.points[t].tolist()),
-                "value": float(self.values[t]),
-                "expected_value": nan if self.expected_values is None
-                else float(self.expected_values[t]),
-                "comparator_value": nan if self.comparator_values is None
-                else float(self.comparator_values[t]),
-                "regret": nan if self.regret is None else float(self.regret[t]),
-                "expected_regret": nan if self.expected_regret is None
-                else float(self.expected_regret[t]),
-                "epsilon": float(self.epsilon[t]),
-                "elapsed": float(self.elapsed[t]),
-            })
-        return out
-
-    def __repr__(self) -> str:
-        eps = self.epsilon[-1] if self.T else math.nan
-        return (f"ConvexTrace({self.name}, T={self.T}, n={self.n}, "
-                f"regret={self.final_regret:.6g}, expected_regret={self.final_expected_regret:.6g}"
-                f", epsilon={eps:.4g}, wall_time={self.wall_time:.3g}s)")
+    def _plays(self) -> tuple[str, list[Any]]:
+        return "point", [tuple(p.tolist()) for p in self.points]
 
 
 def _resolve_comparator(comparator: object, fs: list[ConvexLoss], polytope: Polytope

@@ -72,6 +72,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -285,8 +286,9 @@ class _HedgeExperts(Learner):
                                bounded_range=True)
 
     # -- state --------------------------------------------------------------------------------
-    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _resolve(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved."""
 
     def _reset(self) -> None:
         super()._reset()
@@ -531,8 +533,9 @@ class _BanditExperts(_HedgeExperts):
         self._explore: tuple[int, int] | None = None
         self._explorations = 0
 
-    def _explore_now(self) -> bool:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _explore_now(self) -> bool:
+        """Whether this round explores (the variants differ only here)."""
 
     def _before_round(self) -> None:
         """Hook run at the start of each round (the naive variant redraws here)."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,8 +47,61 @@ __all__ = ["run", "Trace"]
 AUTO_PROGRESS_T = 5000
 
 
-@dataclass(frozen=True, eq=False)
-class Trace:
+class _TraceSummary(ABC):
+    """What the trace of a set learner and of a convex learner share: the final regrets, the
+    per-round table and the one-line summary. Subclasses are dataclasses with the fields named
+    here; ``_plays`` gives the key and the per-round values of what was played."""
+
+    @property
+    def final_regret(self) -> float:
+        """:math:`R_T` (NaN without a comparator)."""
+        return math.nan if self.regret is None else float(self.regret[-1])
+
+    @property
+    def final_expected_regret(self) -> float:
+        """:math:`R_T` from the expected values (NaN when unavailable)."""
+        return math.nan if self.expected_regret is None else float(self.expected_regret[-1])
+
+    @abstractmethod
+    def _plays(self) -> tuple[str, list[Any]]:
+        """The column name and the per-round values of what was played."""
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat dict per round (``pandas.DataFrame(trace.records())`` makes a table).
+
+        Keys: ``round`` (1-based), ``learner``, what was played (``selection`` for a set learner,
+        ``point`` as a tuple for a convex one), ``value``, ``expected_value``,
+        ``comparator_value``, ``regret``, ``expected_regret``, ``epsilon``, ``elapsed``.
+        """
+        nan = math.nan
+        key, plays = self._plays()
+
+        def at(a: np.ndarray | None, t: int) -> float:
+            return nan if a is None else float(a[t])
+
+        return [{
+            "round": t + 1,
+            "learner": self.name,
+            key: plays[t],
+            "value": float(self.values[t]),
+            "expected_value": at(self.expected_values, t),
+            "comparator_value": at(self.comparator_values, t),
+            "regret": at(self.regret, t),
+            "expected_regret": at(self.expected_regret, t),
+            "epsilon": float(self.epsilon[t]),
+            "elapsed": float(self.elapsed[t]),
+        } for t in range(self.T)]
+
+    def __repr__(self) -> str:
+        eps = self.epsilon[-1] if self.T else math.nan
+        return (f"{type(self).__name__}({self.name}, T={self.T}, n={self.n}, "
+                f"regret={self.final_regret:.6g}, expected_regret="
+                f"{self.final_expected_regret:.6g}, epsilon={eps:.4g}, "
+                f"wall_time={self.wall_time:.3g}s)")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Trace(_TraceSummary):
     """The record of one run (non-private except ``selections`` and ``privacy``).
 
     Attributes
@@ -113,47 +167,8 @@ class Trace:
     comparator_time: float
     params: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def final_regret(self) -> float:
-        """:math:`R_T` (NaN without a comparator)."""
-        return math.nan if self.regret is None else float(self.regret[-1])
-
-    @property
-    def final_expected_regret(self) -> float:
-        """:math:`R_T` from the expected values (NaN when unavailable)."""
-        return math.nan if self.expected_regret is None else float(self.expected_regret[-1])
-
-    def records(self) -> list[dict[str, Any]]:
-        """One flat dict per round (``pandas.DataFrame(trace.records())`` makes a table).
-
-        Keys: ``round`` (1-based), ``learner``, ``selection``, ``value``, ``expected_value``,
-        ``comparator_value``, ``regret``, ``expected_regret``, ``epsilon``, ``elapsed``.
-        """
-        nan = math.nan
-        out = []
-        for t in range(self.T):
-            out.append({
-                "round": t + 1,
-                "learner": self.name,
-                "selection": self.selections[t],
-                "value": float(self.values[t]),
-                "expected_value": nan if self.expected_values is None
-                else float(self.expected_values[t]),
-                "comparator_value": nan if self.comparator_values is None
-                else float(self.comparator_values[t]),
-                "regret": nan if self.regret is None else float(self.regret[t]),
-                "expected_regret": nan if self.expected_regret is None
-                else float(self.expected_regret[t]),
-                "epsilon": float(self.epsilon[t]),
-                "elapsed": float(self.elapsed[t]),
-            })
-        return out
-
-    def __repr__(self) -> str:
-        eps = self.epsilon[-1] if self.T else math.nan
-        return (f"Trace({self.name}, T={self.T}, n={self.n}, regret={self.final_regret:.6g}, "
-                f"expected_regret={self.final_expected_regret:.6g}, epsilon={eps:.4g}, "
-                f"wall_time={self.wall_time:.3g}s)")
+    def _plays(self) -> tuple[str, list[Any]]:
+        return "selection", list(self.selections)
 
 
 class _Progress:

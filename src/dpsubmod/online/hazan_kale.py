@@ -30,6 +30,7 @@ A. Cardoso and R. Cummings, arXiv 2018, Algorithm 2 and Lemmas 4-6.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -55,8 +56,9 @@ __all__ = ["HazanKale", "BanditHazanKale"]
 class _OGDBase(Learner):
     sense = "min"
 
-    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _resolve(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved."""
 
     @property
     def resolved_params(self) -> dict[str, Any]:

@@ -52,6 +52,7 @@ convex programming and generalized infinitesimal gradient ascent", ICML 2003.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -327,17 +328,21 @@ class _MetaFW(Learner):
         self._x = np.zeros(int(self.n))
         self._path: np.ndarray | None = None
 
-    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _resolve(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved."""
 
-    def _build_oracles(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _build_oracles(self) -> None:
+        """Create the K online linear optimizers."""
 
-    def _points(self) -> tuple[np.ndarray, list | None]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _points(self) -> tuple[np.ndarray, list | None]:
+        """The K oracles' current points (and their vertex decompositions, if any)."""
 
-    def _feed(self, G: np.ndarray) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _feed(self, G: np.ndarray) -> None:
+        """Give each oracle its gradient (row k of ``G``)."""
 
     def _select(self) -> np.ndarray:
         V, decs = self._points()

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -120,8 +121,9 @@ class _SubmodBase(Learner):
 
     sense = "min"
 
-    def _resolve(self) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _resolve(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved."""
 
     @property
     def resolved_params(self) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def as_selection(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(np.flatnonzero(mask).tolist())
 
 
-class OnlineBase:
+class OnlineBase(ABC):
     """Parameters public and untouched, state private, clone from the parameters.
 
     Subclasses store every ``__init__`` argument under its own name and build their state in
@@ -80,8 +80,9 @@ class OnlineBase:
         params.update(overrides)
         return type(self)(**params)
 
-    def _reset(self) -> None:  # pragma: no cover - every subclass overrides it
-        raise NotImplementedError
+    @abstractmethod
+    def _reset(self) -> None:
+        """Build the state from the parameters (called by ``reset`` and on first use)."""
 
     def reset(self) -> OnlineBase:
         """Forget all state; the next round is round 1 again (same seed, same run)."""
@@ -100,7 +101,64 @@ class OnlineBase:
         return f"{type(self).__name__}({inner})"
 
 
-class Learner(OnlineBase, ABC):
+class _Rounds(OnlineBase):
+    """The select/update alternation shared by every online learner: at most ``T`` rounds, one
+    ``update`` per ``select``, both checked before any state changes. Subclasses store ``T`` and
+    call :meth:`_open_round` in ``select`` and :meth:`_check_pending` / :meth:`_close_round`
+    around their ``update``."""
+
+    #: What ``update`` takes, for the error messages.
+    _feedback_hint: ClassVar[str] = "update(feedback) with the round's feedback"
+
+    def _reset(self) -> None:
+        """Build fresh state. Subclasses call this first, then build their own."""
+        self._round = 0  # rounds completed (select + update)
+        self._pending = False  # a play was selected and awaits its feedback
+        self._last: Any = None
+
+    def _ensure_state(self) -> None:
+        if not hasattr(self, "_round"):
+            self._reset()
+
+    @property
+    def t(self) -> int:
+        """Number of completed rounds (0 before the first update)."""
+        self._ensure_state()
+        return self._round
+
+    @property
+    def horizon(self) -> int:
+        """The number of rounds ``T`` the learner was built for."""
+        return int(self.T)  # type: ignore[attr-defined]
+
+    def _open_round(self) -> None:
+        self._ensure_state()
+        name = type(self).__name__
+        if self._pending:
+            raise ValidationError(
+                f"{name}.select() was called twice in round {self._round + 1}; "
+                f"call {self._feedback_hint} before selecting again."
+            )
+        if self._round >= self.horizon:
+            raise StreamLengthError(
+                f"{name} was built for T={self.horizon} rounds and all of them "
+                "have been played; build it with a larger T, or reset() it."
+            )
+
+    def _check_pending(self) -> None:
+        self._ensure_state()
+        if not self._pending:
+            raise ValidationError(
+                f"{type(self).__name__}.update() was called without a pending selection; "
+                f"call select() first, then {self._feedback_hint}."
+            )
+
+    def _close_round(self) -> None:
+        self._pending = False
+        self._round += 1
+
+
+class Learner(_Rounds):
     """Base class of online set-selection learners (minimization or maximization).
 
     Subclasses set the class attributes ``feedback`` and ``sense``, store their parameters (they
@@ -127,28 +185,6 @@ class Learner(OnlineBase, ABC):
     feedback: ClassVar[Feedback] = "full"
     sense: ClassVar[Sense] = "min"
 
-    # -- state --------------------------------------------------------------------------------
-    def _reset(self) -> None:
-        """Build fresh state. Subclasses call this first, then build their own."""
-        self._round = 0  # rounds completed (select + update)
-        self._pending = False  # a set was selected and awaits its feedback
-        self._last: tuple[int, ...] | None = None
-
-    def _ensure_state(self) -> None:
-        if not hasattr(self, "_round"):
-            self._reset()
-
-    @property
-    def t(self) -> int:
-        """Number of completed rounds (0 before the first update)."""
-        self._ensure_state()
-        return self._round
-
-    @property
-    def horizon(self) -> int:
-        """The number of rounds ``T`` the learner was built for."""
-        return int(self.T)  # type: ignore[attr-defined]
-
     # -- protocol -----------------------------------------------------------------------------
     def select(self) -> tuple[int, ...]:
         """Commit to this round's set (before the round's function is revealed).
@@ -165,17 +201,7 @@ class Learner(OnlineBase, ABC):
         StreamLengthError
             All ``T`` rounds have been played.
         """
-        self._ensure_state()
-        if self._pending:
-            raise ValidationError(
-                f"{type(self).__name__}.select() was called twice in round {self._round + 1}; "
-                "call update(feedback) with the round's feedback before selecting again."
-            )
-        if self._round >= self.horizon:
-            raise StreamLengthError(
-                f"{type(self).__name__} was built for T={self.horizon} rounds and all of them "
-                "have been played; build it with a larger T, or reset() it."
-            )
+        self._open_round()
         sel = as_selection(self._select())
         self._pending = True
         self._last = sel
@@ -198,12 +224,7 @@ class Learner(OnlineBase, ABC):
         ParameterTypeError
             The feedback has the wrong type for this learner.
         """
-        self._ensure_state()
-        if not self._pending:
-            raise ValidationError(
-                f"{type(self).__name__}.update() was called without a pending selection; "
-                "call select() first, then update() with that round's feedback."
-            )
+        self._check_pending()
         if self.feedback == "full":
             if not isinstance(feedback, SetFunction):
                 raise ParameterTypeError(
@@ -225,8 +246,7 @@ class Learner(OnlineBase, ABC):
                 )
             value = check_real(feedback, "feedback", caller=f"{type(self).__name__}.update")
             self._update(value)
-        self._pending = False
-        self._round += 1
+        self._close_round()
 
     @abstractmethod
     def _select(self) -> np.ndarray:
