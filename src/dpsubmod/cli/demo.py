@@ -75,12 +75,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _demo_plot(rows: list[dict], path: Path) -> Path | None:
-    try:
-        import matplotlib
+    from ..experiments.plots import optional_pyplot, save_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = optional_pyplot()
+    if plt is None:
         print("(matplotlib is not installed: pip install 'dpsubmod[plot]' for the plot)")
         return None
     priv = [r for r in rows if r["method"] == "private_greedy"]
@@ -99,10 +97,7 @@ def _demo_plot(rows: list[dict], path: Path) -> Path | None:
     ax.set_ylabel("utility relative to greedy")
     ax.set_title("Feature selection, breast-cancer data")
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, plt, dpi=120, tight_bbox=False)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -54,7 +54,7 @@ from ..online.bandit_convex import GarberKretzu, PrivateBandit
 from ..online.convex_harness import run_convex
 from ..online.convex_losses import linear_losses
 from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner_ball
-from .plots import optional_pyplot
+from .plots import optional_pyplot, save_figure
 from .results import write_table
 
 __all__ = ["DOMAINS", "METHODS", "build_domain", "run", "summarize", "slopes", "plot_T",
@@ -314,9 +314,7 @@ def plot_T(summary: list[dict[str, Any]], path: Path) -> bool:
         ax.set_ylabel("expected regret")
         ax.set_title(f"karate club, {domain} polytope")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
     return True
 
 
@@ -349,9 +347,7 @@ def plot_epsilon(summary: list[dict[str, Any]], path: Path) -> bool:
         ax.set_ylabel(f"expected regret / T (T = {T})")
         ax.set_title(f"karate club, {domain} polytope")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
     return True
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from ..constraints import UniformMatroid
 from ..functions.ksubmodular import KTopicInfluence, directed_edges
 from ..offline.ksubmodular import maximize_ksubmodular
-from .plots import optional_pyplot
+from .plots import optional_pyplot, save_figure
 from .results import write_table
 
 __all__ = ["load_graph", "topic_probabilities", "run", "summarize", "plot", "main"]
@@ -152,9 +152,7 @@ def plot(summary: list[dict[str, Any]], path: Path, title: str = "") -> bool:
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
     return True
 
 

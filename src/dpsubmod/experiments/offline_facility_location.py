@@ -28,7 +28,7 @@ import numpy as np
 
 from ..functions import FacilityLocation
 from ..offline import maximize
-from .plots import optional_pyplot
+from .plots import optional_pyplot, save_figure
 from .results import write_table
 
 __all__ = ["load_points", "run", "summarize", "plot", "main"]
@@ -133,9 +133,7 @@ def plot(summary: list[dict], path: Path) -> Path | None:
         ax.set_ylabel("utility / non-private greedy")
         ax.set_title(f"private facility location: {name}")
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, plt, dpi=110, tight_bbox=False)
     return path
 
 

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .plots import optional_pyplot
+from .plots import optional_pyplot, save_figure
 from .results import write_table
 
 __all__ = ["main", "load_uber", "uber_stream_builder", "karate_stream_builder", "LEARNERS",
@@ -315,10 +315,7 @@ def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: in
     ax.axhline(0.0, color="grey", lw=0.5)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    made.append(out / "regret_vs_T.png")
-    fig.savefig(made[-1], dpi=120)
-    plt.close(fig)
+    made.append(save_figure(fig, out / "regret_vs_T.png", plt, dpi=120, tight_bbox=False))
     fig, ax = plt.subplots(figsize=(7, 5))
     for name in sorted({s["learner"] for s in summary}):
         pts = sorted((s["epsilon"], s["regret_greedy_mean"]) for s in summary
@@ -333,10 +330,7 @@ def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: in
     ax.axhline(0.0, color="grey", lw=0.5)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    made.append(out / "regret_vs_epsilon.png")
-    fig.savefig(made[-1], dpi=120)
-    plt.close(fig)
+    made.append(save_figure(fig, out / "regret_vs_epsilon.png", plt, dpi=120, tight_bbox=False))
     return made
 
 

@@ -65,7 +65,7 @@ from ..online import (
     SubmodPFTAL,
     run,
 )
-from .plots import optional_pyplot
+from .plots import optional_pyplot, save_figure
 from .results import write_table
 
 __all__ = ["karate_stream", "LEARNERS", "sweep_T", "sweep_epsilon", "main"]
@@ -235,11 +235,8 @@ def plot(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]], out: str)
     eps = rows_T[0]["epsilon"] if rows_T else math.nan
     ax.set_title(f"Karate club stream, private learners at epsilon={eps:g}")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    p = os.path.join(out, "regret_vs_T.png")
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    paths.append(p)
+    paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_T.png"), plt, dpi=120,
+                                 tight_bbox=False)))
     if rows_eps:
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         priv = [r for r in rows_eps if r["private"]]
@@ -253,11 +250,8 @@ def plot(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]], out: str)
         ax.set_ylabel("expected regret")
         ax.set_title(f"Karate club stream, T={rows_eps[0]['T']}")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        p = os.path.join(out, "regret_vs_epsilon.png")
-        fig.savefig(p, dpi=120)
-        plt.close(fig)
-        paths.append(p)
+        paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_epsilon.png"), plt,
+                                     dpi=120, tight_bbox=False)))
     return paths
 
 

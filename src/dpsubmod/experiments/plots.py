@@ -26,7 +26,7 @@ import numpy as np
 
 from .results import MissingDependencyError
 
-__all__ = ["pyplot", "optional_pyplot", "summarize", "plot_metric_vs_epsilon",
+__all__ = ["save_figure", "pyplot", "optional_pyplot", "summarize", "plot_metric_vs_epsilon",
            "plot_regret_vs_T", "plot_privacy_per_step", "privacy_steps"]
 
 
@@ -87,6 +87,17 @@ def _band_label(band: str) -> str:
     return "bands: mean +/- sd over seeds" if band == "sd" else "bands: 10%-90% over seeds"
 
 
+def save_figure(fig: Any, path: str | Path, plt: Any, *, dpi: int = 130,
+                tight_bbox: bool = True) -> Path:
+    """Lay out, write (creating the folder) and close a figure; returns the path written."""
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight_bbox else None)
+    plt.close(fig)
+    return path
+
+
 def _finish(fig: Any, ax: Any, path: str | Path, plt: Any, *, legend_outside: bool) -> Path:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -96,12 +107,7 @@ def _finish(fig: Any, ax: Any, path: str | Path, plt: Any, *, legend_outside: bo
         else:
             ax.legend(fontsize=8)
     ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, plt)
 
 
 def plot_metric_vs_epsilon(summary: Sequence[Mapping[str, Any]], path: str | Path, *,
@@ -303,9 +309,4 @@ def plot_privacy_per_step(source: Any, path: str | Path, *, title: str = "") -> 
     ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
               ncol=2 if len(l1 + l2) > 2 else len(l1 + l2), frameon=False)
     ax.set_title(title or "privacy budget spent per step", fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, plt)
