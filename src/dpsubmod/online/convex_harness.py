@@ -27,7 +27,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -193,7 +193,7 @@ def best_fixed_point(losses: Iterable[ConvexLoss] | ConvexLossStream, polytope: 
                            float(gap), it)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class ConvexTrace(_TraceSummary):
     """The record of one bandit convex run (non-private except ``points`` and ``privacy``).
 
@@ -237,27 +237,10 @@ class ConvexTrace(_TraceSummary):
         The learner's resolved parameters.
     """
 
-    learner: str
-    name: str
     feedback: str
     sense: str
-    n: int
-    T: int
     points: np.ndarray
-    values: np.ndarray
-    expected_values: np.ndarray | None
     comparator: ConvexHindsight | None
-    comparator_values: np.ndarray | None
-    alpha: float
-    regret: np.ndarray | None
-    expected_regret: np.ndarray | None
-    epsilon: np.ndarray
-    privacy: Any
-    evaluations: int
-    elapsed: np.ndarray
-    wall_time: float
-    comparator_time: float
-    params: dict[str, Any] = field(default_factory=dict)
 
     def _plays(self) -> tuple[str, list[Any]]:
         return "point", [tuple(p.tolist()) for p in self.points]

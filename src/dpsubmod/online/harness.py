@@ -47,10 +47,31 @@ __all__ = ["run", "Trace"]
 AUTO_PROGRESS_T = 5000
 
 
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class _TraceSummary(ABC):
-    """What the trace of a set learner and of a convex learner share: the final regrets, the
-    per-round table and the one-line summary. Subclasses are dataclasses with the fields named
-    here; ``_plays`` gives the key and the per-round values of what was played."""
+    """What the trace of a set learner and of a convex learner share: the per-round arrays,
+    the final regrets, the per-round table and the one-line summary (fields are documented on
+    :class:`Trace`). ``_plays`` gives the column name and per-round values of what was
+    played."""
+
+    learner: str
+    name: str
+    n: int
+    T: int
+    values: np.ndarray
+    expected_values: np.ndarray | None
+    comparator: Any
+    comparator_values: np.ndarray | None
+    alpha: float
+    regret: np.ndarray | None
+    expected_regret: np.ndarray | None
+    epsilon: np.ndarray
+    privacy: Any
+    evaluations: int
+    elapsed: np.ndarray
+    wall_time: float
+    comparator_time: float
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def final_regret(self) -> float:
@@ -100,7 +121,7 @@ class _TraceSummary(ABC):
                 f"wall_time={self.wall_time:.3g}s)")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class Trace(_TraceSummary):
     """The record of one run (non-private except ``selections`` and ``privacy``).
 
@@ -145,27 +166,10 @@ class Trace(_TraceSummary):
         The learner's resolved parameters when it exposes them (else its constructor arguments).
     """
 
-    learner: str
-    name: str
     feedback: Feedback
     sense: Sense
-    n: int
-    T: int
     selections: tuple[tuple[int, ...], ...]
-    values: np.ndarray
-    expected_values: np.ndarray | None
     comparator: Hindsight | None
-    comparator_values: np.ndarray | None
-    alpha: float
-    regret: np.ndarray | None
-    expected_regret: np.ndarray | None
-    epsilon: np.ndarray
-    privacy: Any
-    evaluations: int
-    elapsed: np.ndarray
-    wall_time: float
-    comparator_time: float
-    params: dict[str, Any] = field(default_factory=dict)
 
     def _plays(self) -> tuple[str, list[Any]]:
         return "selection", list(self.selections)
