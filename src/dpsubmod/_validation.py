@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
 __all__ = [
+    "is_noise_off",
     "check_int",
     "check_real",
     "check_epsilon",
@@ -219,3 +220,11 @@ def check_same_ground_set(n_a: int, n_b: int, what_a: str, what_b: str) -> None:
             f"{what_a} has a ground set of size {n_a} but {what_b} has size {n_b}; "
             "both must be defined on the same ground set range(n)."
         )
+
+
+def is_noise_off(epsilon: object) -> bool:
+    """Whether ``epsilon`` is ``math.inf``, the online learners' way to switch the noise off
+    (a non-private baseline with the same code path)."""
+    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
+        and math.isinf(epsilon) and epsilon > 0
+

@@ -60,7 +60,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_delta, check_finite, check_int, check_real
+from .._validation import check_delta, check_finite, check_int, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..polytopes.interior import SphereSampler, inner_ball
 from ..polytopes.oracles import Box, Polytope, Simplex
@@ -92,9 +92,6 @@ CALIBRATIONS = ("sensitivity", "paper")
 FW_STEPS = ("linesearch", "2/(k+2)")
 
 
-def _is_off(epsilon: object) -> bool:
-    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
-        and math.isinf(epsilon) and epsilon > 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -611,7 +608,7 @@ class PrivateBandit(BanditConvexLearner):
     @property
     def noise_off(self) -> bool:
         """Whether the noise is off (``epsilon=inf``): the run is then **not private**."""
-        return _is_off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     def _resolve(self) -> dict[str, Any]:
         caller = "PrivateBandit"

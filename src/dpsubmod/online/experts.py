@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, is_noise_off
 from ..errors import ValidationError
 from ..functions.base import SetFunction
 from .comparators import set_values
@@ -115,9 +115,6 @@ _NEIGHBOURING = ("function streams differing in one round's function (replaced b
                  "function; feedback clipped to [0, 1])")
 
 
-def _off(epsilon: object) -> bool:
-    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
-        and math.isinf(epsilon) and epsilon > 0
 
 
 def _clip01(values: np.ndarray) -> np.ndarray:
@@ -210,7 +207,7 @@ class _HedgeExperts(Learner):
         self._check_common(self.n, self.T, caller)
         check_int(self.k, "k", low=1, high=int(self.n), caller=caller,
                   fix="k is the cardinality budget: 1 <= k <= n.")
-        if not _off(self.epsilon):
+        if not is_noise_off(self.epsilon):
             check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
                        fix="Pass a positive privacy budget such as epsilon=1.0, or "
                            "epsilon=math.inf for the non-private algorithm.")
@@ -240,7 +237,7 @@ class _HedgeExperts(Learner):
     @property
     def noise_off(self) -> bool:
         """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
-        return _off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     @property
     def resolved_params(self) -> dict[str, Any]:

@@ -60,7 +60,7 @@ import numpy as np
 from scipy import special
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, check_real
+from .._validation import check_finite, check_int, check_real, is_noise_off
 from ..constraints.base import Matroid
 from ..constraints.knapsack import Knapsack
 from ..constraints.partition import PartitionMatroid
@@ -85,9 +85,25 @@ _FW_TOL = 1e-9
 _BISECT = 100
 
 
-def _off(epsilon: object) -> bool:
-    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
-        and math.isinf(epsilon) and epsilon > 0
+
+
+def check_ftrl_privacy(epsilon: object, delta: object, noise: object, caller: str) -> None:
+    """Validate the privacy arguments of a tree-aggregated FTRL learner (or of a learner built
+    on K of them): epsilon > 0 or ``math.inf`` (noise off), delta in [0, 1), a known noise,
+    and delta > 0 for Gaussian noise."""
+    if not is_noise_off(epsilon):
+        check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+                   fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
+    check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
+    if noise not in FTRL_NOISES:
+        raise ValidationError(
+            f"The 'noise' parameter of {caller} must be one of {FTRL_NOISES}; got {noise!r}."
+        )
+    if noise == "gaussian" and not is_noise_off(epsilon) and float(delta) == 0.0:
+        raise ValidationError(
+            f"noise='gaussian' in {caller} gives (epsilon, delta)-DP and needs delta > 0; "
+            "pass delta (e.g. 1e-6) or use noise='laplace'."
+        )
 
 
 # =============================================================================================
@@ -620,19 +636,7 @@ class PrivateFTRL(OnlineBase):
         reg = region if isinstance(region, Region) else as_region(region, n)
         check_int(T, "T", low=1, caller=caller)
         check_int(copies, "copies", low=1, caller=caller)
-        if not _off(epsilon):
-            check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
-                       fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
-        check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
-        if noise not in FTRL_NOISES:
-            raise ValidationError(
-                f"The 'noise' parameter of {caller} must be one of {FTRL_NOISES}; got {noise!r}."
-            )
-        if noise == "gaussian" and not _off(epsilon) and float(delta) == 0.0:
-            raise ValidationError(
-                f"noise='gaussian' in {caller} gives (epsilon, delta)-DP and needs delta > 0; "
-                "pass delta (e.g. 1e-6) or use noise='laplace'."
-            )
+        check_ftrl_privacy(epsilon, delta, noise, caller)
         if eta is not None:
             check_real(eta, "eta", low=0.0, low_open=True, caller=caller)
         lr = _check_range(loss_range, caller)
@@ -664,7 +668,7 @@ class PrivateFTRL(OnlineBase):
     @property
     def noise_off(self) -> bool:
         """Whether the sums are exact (``epsilon=inf``): not private."""
-        return _off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     def _resolve(self) -> dict[str, Any]:
         from ..privacy.accounting import per_step_epsilon, rho_for_target

@@ -58,10 +58,16 @@ from typing import Any
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, is_noise_off
 from ..errors import ValidationError
 from ..functions.base import SetFunction
-from .ftrl import FTRL_NOISES, PrivateFTRL, Region, as_region, euclidean_projection
+from .ftrl import (
+    PrivateFTRL,
+    Region,
+    as_region,
+    check_ftrl_privacy,
+    euclidean_projection,
+)
 from .protocol import Learner
 
 __all__ = [
@@ -81,9 +87,6 @@ _NEIGHBOURING = ("function streams differing in one round's function (replaced b
                  "function; multilinear gradients clipped to [0, bound])")
 
 
-def _off(epsilon: object) -> bool:
-    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
-        and math.isinf(epsilon) and epsilon > 0
 
 
 def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
@@ -484,25 +487,13 @@ class DPMetaFrankWolfe(_MetaFW):
         self.rng = rng
         caller = "DPMetaFrankWolfe"
         self._check_meta(caller)
-        if not _off(epsilon):
-            check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
-                       fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
-        check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
-        if noise not in FTRL_NOISES:
-            raise ValidationError(
-                f"The 'noise' parameter of {caller} must be one of {FTRL_NOISES}; got {noise!r}."
-            )
-        if noise == "gaussian" and not _off(epsilon) and float(delta) == 0.0:
-            raise ValidationError(
-                f"noise='gaussian' in {caller} needs delta > 0; pass delta (e.g. 1e-6) or use "
-                "noise='laplace'."
-            )
+        check_ftrl_privacy(epsilon, delta, noise, caller)
         if calibration not in ("sound", "paper"):
             raise ValidationError(
                 f"The 'calibration' parameter of {caller} must be 'sound' or 'paper'; got "
                 f"{calibration!r}."
             )
-        if calibration == "paper" and not _off(epsilon):
+        if calibration == "paper" and not is_noise_off(epsilon):
             if noise != "laplace" or float(delta) == 0.0 or int(T) < 2:
                 raise ValidationError(
                     f"calibration='paper' of {caller} reproduces the printed Laplace scale, "
@@ -514,7 +505,7 @@ class DPMetaFrankWolfe(_MetaFW):
     @property
     def noise_off(self) -> bool:
         """Whether the noise is off (``epsilon=inf``): not private."""
-        return _off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     def _resolve(self) -> dict[str, Any]:
         from ..privacy.continual import tree_levels
@@ -711,7 +702,7 @@ class PFTALMetaFrankWolfe(_MetaFW):
                 f"{caller} needs a Euclidean projection in closed form: pass an int k, a uniform "
                 "or partition matroid, or a knapsack (use DPMetaFrankWolfe for other matroids)."
             )
-        if not _off(epsilon):
+        if not is_noise_off(epsilon):
             check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
                        fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
         if H is not None:
@@ -720,7 +711,7 @@ class PFTALMetaFrankWolfe(_MetaFW):
     @property
     def noise_off(self) -> bool:
         """Whether the noise is off (``epsilon=inf``): not private."""
-        return _off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     def _default_K(self) -> int:
         T = int(self.T)

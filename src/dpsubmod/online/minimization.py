@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_real
+from .._validation import check_finite, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ValidationError
 from ..extensions.lovasz import lovasz_subgradient
 from ..functions.base import SetFunction
@@ -74,7 +74,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import PFTAL, _check_privacy_args, _clip_norm, _is_off, _report
+from .pftal import PFTAL, _check_privacy_args, _clip_norm, _report
 from .protocol import Learner
 
 __all__ = ["SubmodPFTAL", "BanditSubmodPFTAL", "CALIBRATIONS"]
@@ -296,7 +296,7 @@ class SubmodPFTAL(_SubmodBase):
 
     def _resolve(self) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
-        off = _is_off(self.epsilon)
+        off = is_noise_off(self.epsilon)
         l1 = self.noise == "laplace"
         # Sensitivity of one round's chain vector between neighbours (same x_t, same chain):
         # ||g - g'||_2 <= 2 * 2 sqrt(2) M and ||g - g'||_1 <= 2 * 4M.
@@ -437,7 +437,7 @@ class BanditSubmodPFTAL(_SubmodBase):
 
     def _resolve(self) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
-        off = _is_off(self.epsilon)
+        off = is_noise_off(self.epsilon)
         H = M / (math.sqrt(n) * T ** 0.25) if self.H is None else float(self.H)
         gamma = resolve_gamma(self.gamma, n / T ** 0.25, "BanditSubmodPFTAL",
                               "n / T^(1/4) (Theorem 9)")

@@ -40,14 +40,13 @@ optimization", Machine Learning 69, 2007.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, check_real
+from .._validation import check_finite, check_int, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from .protocol import OnlineBase
 
@@ -64,9 +63,6 @@ def project_box(x: np.ndarray) -> np.ndarray:
     return np.clip(x, 0.0, 1.0)
 
 
-def _is_off(epsilon: object) -> bool:
-    return isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) \
-        and math.isinf(epsilon) and epsilon > 0
 
 
 class PFTAL(OnlineBase):
@@ -165,7 +161,7 @@ class PFTAL(OnlineBase):
     @property
     def noise_off(self) -> bool:
         """Whether the counter is exact (``epsilon=inf``): the run is then not private."""
-        return _is_off(self.epsilon)
+        return is_noise_off(self.epsilon)
 
     @property
     def calibrated_sensitivity(self) -> float | None:
@@ -285,7 +281,7 @@ def _clip_norm(z: np.ndarray, bound: float, ord: int = 2) -> np.ndarray:
 
 def _check_privacy_args(epsilon: object, sensitivity: object, lipschitz: object, noise: object,
                         delta: object, caller: str) -> None:
-    if not _is_off(epsilon):
+    if not is_noise_off(epsilon):
         check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
                    fix="Pass a positive privacy budget such as epsilon=1.0, or epsilon=math.inf "
                        "to switch the noise off (not private).")
@@ -293,7 +289,7 @@ def _check_privacy_args(epsilon: object, sensitivity: object, lipschitz: object,
         check_real(sensitivity, "sensitivity", low=0.0, low_open=True, caller=caller)
     if lipschitz is not None:
         check_real(lipschitz, "lipschitz", low=0.0, low_open=True, caller=caller)
-    if not _is_off(epsilon) and sensitivity is None and lipschitz is None:
+    if not is_noise_off(epsilon) and sensitivity is None and lipschitz is None:
         raise ValidationError(
             f"{caller} needs 'sensitivity' (the l2 sensitivity of one round's gradient) or "
             "'lipschitz' (a gradient-norm bound G, giving sensitivity 2G) to calibrate its noise; "
@@ -304,7 +300,7 @@ def _check_privacy_args(epsilon: object, sensitivity: object, lipschitz: object,
             f"The 'noise' parameter of {caller} must be one of {NOISES}; got {noise!r}."
         )
     check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
-    if noise == "gaussian" and not _is_off(epsilon) and float(delta) == 0.0:  # type: ignore[arg-type]
+    if noise == "gaussian" and not is_noise_off(epsilon) and float(delta) == 0.0:  # type: ignore[arg-type]
         raise ValidationError(
             f"noise='gaussian' in {caller} gives (epsilon, delta)-DP and needs delta > 0; pass "
             "delta (e.g. 1e-6) or use noise='l2laplace' for pure DP."
