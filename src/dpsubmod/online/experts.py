@@ -239,12 +239,6 @@ class _HedgeExperts(Learner):
         """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
         return is_noise_off(self.epsilon)
 
-    @property
-    def resolved_params(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved (eta, gamma, draws, ...)."""
-        self._ensure_state()
-        return dict(self._params)
-
     def _private_eta(self, draws_real: float, draws_int: int) -> float:
         eps, dlt, k = float(self.epsilon), float(self.delta), int(self.k)
         if self.calibration == "paper":

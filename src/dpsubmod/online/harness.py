@@ -380,9 +380,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
             exp_regret = sign * (np.cumsum(expv) - base)
     c1 = time.perf_counter()
 
-    params = getattr(player, "resolved_params", None)
-    if params is None:
-        params = player._get_params()
+    params = player.resolved_params
     return Trace(
         learner=repr(player), name=type(player).__name__, feedback=player.feedback, sense=sense,
         n=n, T=T, selections=tuple(selections), values=values, expected_values=expv,

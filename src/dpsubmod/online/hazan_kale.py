@@ -61,12 +61,6 @@ class _OGDBase(Learner):
         """Every parameter after defaults were resolved."""
 
     @property
-    def resolved_params(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved (eta, gamma)."""
-        self._ensure_state()
-        return dict(self._params)
-
-    @property
     def iterate(self) -> np.ndarray:
         """The current point ``x_t`` of the cube."""
         self._ensure_state()

@@ -315,12 +315,6 @@ class _MetaFW(Learner):
     def _default_K(self) -> int:
         return max(1, math.ceil(math.sqrt(int(self.T))))
 
-    @property
-    def resolved_params(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved."""
-        self._ensure_state()
-        return dict(self._params)
-
     def _reset(self) -> None:
         super()._reset()
         self._region = as_region(self.constraint, self.n)

@@ -125,12 +125,6 @@ class _SubmodBase(Learner):
     def _resolve(self) -> dict[str, Any]:
         """Every parameter after defaults were resolved."""
 
-    @property
-    def resolved_params(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved (H, gamma, sensitivity, ...)."""
-        self._ensure_state()
-        return dict(self._params)
-
     def _reset(self) -> None:
         super()._reset()
         p = self._resolve()

@@ -131,6 +131,15 @@ class _Rounds(OnlineBase):
         """The number of rounds ``T`` the learner was built for."""
         return int(self.T)  # type: ignore[attr-defined]
 
+    @property
+    def resolved_params(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved (learning rates, exploration, noise
+        calibration, ...), enough to reproduce a run; the constructor arguments for a learner
+        that resolves nothing."""
+        self._ensure_state()
+        params = getattr(self, "_params", None)
+        return self._get_params() if params is None else dict(params)
+
     def _open_round(self) -> None:
         self._ensure_state()
         name = type(self).__name__
