@@ -16,6 +16,7 @@ __all__ = [
     "InfeasibleConstraintError",
     "SensitivityError",
     "BudgetExceededError",
+    "BudgetFileError",
     "StreamLengthError",
 ]
 
@@ -46,6 +47,11 @@ class SensitivityError(ValidationError):
 
 class BudgetExceededError(DPSubmodError):
     """A privacy spend would exceed the budget; it was refused before anything was released."""
+
+
+class BudgetFileError(ValidationError):
+    """A budget file is missing, corrupt, truncated, from a newer version, or for other data;
+    nothing was released and the file was left unchanged."""
 
 
 class StreamLengthError(ValidationError):

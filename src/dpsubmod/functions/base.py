@@ -39,7 +39,7 @@ from typing import Literal
 import numpy as np
 
 from .._validation import as_mask, check_indices, check_real
-from ..errors import SensitivityError
+from ..errors import SensitivityError, ValidationError
 
 __all__ = ["SetFunction", "FunctionState", "DataModel"]
 
@@ -171,6 +171,23 @@ class SetFunction(ABC):
         mask = as_mask(S, self.n, "S", caller=type(self).__name__)
         self.evaluations += 1
         return float(self._value(mask))
+
+    def value(self, S: Iterable[int] | np.ndarray) -> float:
+        """Value ``f(S)`` without counting an evaluation (for diagnostics, not algorithms)."""
+        return float(self._value(as_mask(S, self.n, "S", caller=type(self).__name__)))
+
+    def values(self, masks: np.ndarray) -> np.ndarray:
+        """Values on the rows of a boolean ``(m, n)`` array, uncounted (for diagnostics).
+
+        Families with a vectorised evaluation override it; the default loops over the rows.
+        """
+        m = np.asarray(masks, dtype=bool)
+        if m.ndim != 2 or m.shape[1] != self.n:
+            raise ValidationError(
+                f"The 'masks' argument of {type(self).__name__}.values must be a boolean array "
+                f"of shape (m, {self.n}); got shape {m.shape}."
+            )
+        return np.array([float(self._value(row)) for row in m], dtype=float)
 
     def state(self) -> FunctionState:
         """A fresh incremental state at the empty set."""

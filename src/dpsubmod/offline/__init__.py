@@ -1,8 +1,9 @@
 """Offline optimization: one private data set, one release.
 
 ``maximize(f, constraint, method=NAME, ...)`` runs any registered method; ``list_methods()``
-names them. ``maximize_ksubmodular`` does the same for k-submodular objectives, and
-``minimize(f)`` minimizes a submodular function exactly.
+names them. ``maximize_ksubmodular`` does the same for k-submodular objectives
+(``list_methods(kind="ksubmodular")``), and ``minimize(f)`` minimizes a submodular function
+exactly. Importing this package registers every method (each registers where it is defined).
 """
 
 from .continuous_greedy import private_continuous_greedy, private_continuous_greedy_layers
@@ -14,8 +15,6 @@ from .ksubmodular import (
     ks_private,
     ks_private_sampled,
     ks_random,
-    list_ksubmodular_methods,
-    maximize_ksubmodular,
 )
 from .minimize import MinimizeResult, minimize, minimize_cut_plus_modular
 from .private_greedy import (
@@ -23,7 +22,7 @@ from .private_greedy import (
     private_greedy_decomposable,
     private_stochastic_greedy,
 )
-from .registry import MethodSpec, get_method, list_methods, maximize, register
+from .registry import MethodSpec, get_method, list_methods, maximize, maximize_ksubmodular, register
 from .result import Diagnostics, Result
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "dpcg",
     "dpcg_curvature",
     "maximize_ksubmodular",
-    "list_ksubmodular_methods",
     "ks_greedy",
     "ks_matroid_greedy",
     "ks_random",

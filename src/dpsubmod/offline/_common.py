@@ -11,9 +11,11 @@ from .._validation import check_int, check_same_ground_set
 from ..constraints import Constraint, Knapsack, UniformMatroid
 from ..errors import ParameterTypeError
 from ..functions.base import SetFunction
+from ..privacy.events import PrivacyEvent
+from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 from .result import Diagnostics, Result
 
-__all__ = ["resolve", "make_result"]
+__all__ = ["resolve", "make_result", "private_plan"]
 
 
 def resolve(f: object, constraint: object, caller: str) -> tuple[SetFunction, Constraint]:
@@ -54,3 +56,18 @@ def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: A
         params=params,
         diagnostics=Diagnostics(value=value, trace=tuple(float(t) for t in trace)),
     )
+
+
+def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float | None,
+                 composition: str, backend: Any, rng: Any,
+                 guarantee: tuple[float, float] | None = None) -> PrivacyPlan:
+    """The :class:`~dpsubmod.privacy.plan.PrivacyPlan` of an offline private method.
+
+    Every private method builds its plan here from public parameters, charges it to the user's
+    budget with ``plan.charge(budget)`` before any noise, and draws through
+    ``plan.allowance()``.
+    """
+    return PrivacyPlan(label=label, events=tuple(events), delta=delta, composition=composition,
+                       neighbouring=f"{type(f).__name__}: {f.neighbouring}",
+                       backend=backend_name(backend), simulation=is_simulation(backend, rng),
+                       guarantee=guarantee)

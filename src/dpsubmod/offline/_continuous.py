@@ -28,12 +28,9 @@ from .._validation import check_int
 from ..errors import ValidationError
 from ..extensions.multilinear import multilinear_gradient
 from ..functions.base import SetFunction
-from ..privacy import accounting as acc
 
-__all__ = ["gradient_sensitivity", "resolve_composition", "GradientOracle", "backend_name",
-           "neighbouring", "report"]
+__all__ = ["gradient_sensitivity", "GradientOracle"]
 
-_RULES = ("auto", "basic", "advanced", "kov", "zcdp", "best")
 _GRADIENT_METHODS = ("auto", "exact", "sampling")
 
 
@@ -44,24 +41,6 @@ def gradient_sensitivity(f: SetFunction, sensitivity: float | None, caller: str
     delta_f = f.require_sensitivity(sensitivity, caller=caller)
     factor = 1.0 if f.data_model == "monotone-records" else 2.0
     return delta_f, factor * delta_f
-
-
-def resolve_composition(composition: object, delta: float, caller: str) -> str:
-    """The composition rule: ``"auto"`` is basic composition at ``delta == 0``, else the
-    tightest rule of the accountant (``"best"``)."""
-    if composition not in _RULES:
-        raise ValidationError(
-            f"The 'composition' parameter of {caller} must be one of {list(_RULES)}; got "
-            f"{composition!r}."
-        )
-    if composition == "auto":
-        return "basic" if delta == 0.0 else "best"
-    if composition != "basic" and delta == 0.0:
-        raise ValidationError(
-            f"Composition rule {composition!r} of {caller} needs delta > 0 (it trades delta for "
-            "epsilon); pass delta=1e-6 (say) or composition='basic'."
-        )
-    return str(composition)
 
 
 @dataclass
@@ -92,20 +71,3 @@ class GradientOracle:
                                    n_samples=self.n_samples, rng=self.gen)
         self.resolved = est.method
         return np.asarray(est.estimate, dtype=np.float64)
-
-
-def backend_name(backend: Any) -> str:
-    if backend is None:
-        return "numpy"
-    return backend if isinstance(backend, str) else type(backend).__name__
-
-
-def neighbouring(f: SetFunction) -> str:
-    return f"{type(f).__name__}: {f.neighbouring}"
-
-
-def report(ledger: acc.Ledger, delta: float, rule: str, backend: Any, f: SetFunction
-           ) -> acc.PrivacyReport:
-    """The PrivacyReport of a run (basic composition reports the events' own delta sum)."""
-    return ledger.report(delta=None if rule == "basic" else delta, method=rule,
-                         backend=backend_name(backend), neighbouring=neighbouring(f))

@@ -51,18 +51,16 @@ from ..constraints.base import Matroid
 from ..errors import ValidationError
 from ..functions.base import SetFunction
 from ..polytopes.rounding import ConvexDecomposition
-from ..privacy import accounting as acc
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NumpyBackend
-from ._common import make_result, resolve
-from ._continuous import (
-    GradientOracle,
-    backend_name,
-    gradient_sensitivity,
-    report,
-    resolve_composition,
-)
+from ..privacy.composition import split_budget
+from ..privacy.events import PrivacyEvent
+from ..privacy.ledger import Ledger
+from ..privacy.plan import backend_name
+from ._common import make_result, private_plan, resolve
+from ._continuous import GradientOracle, gradient_sensitivity
 from ._product_bases import ProductBaseSampler, product_base_sampler
+from .registry import register
 from .result import Result
 
 __all__ = [
@@ -92,6 +90,8 @@ class ContinuousGreedyCalibration:
     composition : str
         The rule composing the ``steps`` steps into the total budget.
     steps : int
+    delta : float
+        The delta of the run's statement (0 under basic composition).
     """
 
     epsilon_step: float
@@ -100,6 +100,7 @@ class ContinuousGreedyCalibration:
     score_sensitivity: float
     composition: str
     steps: int
+    delta: float = 0.0
 
 
 def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: int, rank: int,
@@ -118,8 +119,8 @@ def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: 
     gradient_sensitivity : float
         Per-coordinate gradient sensitivity ``s``: ``2 Delta`` in the general data model,
         ``Delta`` for monotone records.
-    composition : {"auto", "basic", "advanced", "kov", "zcdp", "best"}, default="auto"
-        ``"auto"``: basic composition at ``delta == 0``, the tightest rule otherwise.
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        How the steps share the budget (:func:`~dpsubmod.privacy.composition.split_budget`).
     layer_width : float, default=0
         Width ``w`` of Algorithm 2's score layers (0: no quantization). Quantized scores move
         by less than ``r s + w``.
@@ -143,14 +144,21 @@ def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: 
     s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
                    caller=caller)
     w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
-    rule = resolve_composition(composition, delta, caller)
-    if rule == "basic":
-        eps_step = epsilon / steps
-    else:
-        eps_step = acc.per_step_epsilon(epsilon, steps, delta, method=rule, bounded_range=True)
+    split = split_budget(epsilon, delta, steps, composition=composition, bounded_range=True,
+                         caller=caller)
     score_sens = rank * s + w
-    weight = mech.exponential_mechanism_weight(eps_step, score_sens)
-    return ContinuousGreedyCalibration(eps_step, weight, s, score_sens, rule, steps)
+    weight = mech.exponential_mechanism_weight(split.epsilon_step, score_sens)
+    return ContinuousGreedyCalibration(split.epsilon_step, weight, s, score_sens,
+                                       split.composition, steps, split.delta)
+
+
+def _plan_and_charge(name: str, f: SetFunction, cal: ContinuousGreedyCalibration, backend: Any,
+                     rng: Any, budget: Any, caller: str) -> tuple[Any, Ledger]:
+    """Charge the run's whole cost before any noise: the report and the run's allowance."""
+    plan = private_plan(name, f, [PrivacyEvent.exponential(
+        cal.epsilon_step, count=cal.steps, mechanism="exponential_mechanism")],
+        delta=cal.delta, composition=cal.composition, backend=backend, rng=rng)
+    return plan.charge(budget, caller=caller), plan.allowance()
 
 
 def continuous_greedy_utility_gap(*, epsilon_step: float, rank: int, steps: int,
@@ -215,12 +223,15 @@ def _check_numpy_backend(backend: Any, caller: str) -> None:
     )
 
 
+@register("private_continuous_greedy", private=True, backends=("numpy",),
+          summary="Private continuous greedy, one exponential-mechanism base per step, swap "
+                  "rounding (Rafiey & Yoshida 2020, Alg. 1); uniform/partition/graphic matroids")
 def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: float,
                               delta: float = 0.0, steps: int | None = None,
                               cover_size: int = 1, gradient: str = "auto",
                               n_samples: int = 1000, sensitivity: float | None = None,
                               composition: str = "auto", backend: Any = None,
-                              rng: RNGLike = None) -> Result:
+                              budget: Any = None, rng: RNGLike = None) -> Result:
     r"""Private continuous greedy (Rafiey and Yoshida 2020, Algorithm 1) with swap rounding.
 
     For ``T`` steps: :math:`g = \nabla f(x_{t-1})`; draw ``m`` independent bases with
@@ -261,11 +272,13 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
         Samples per sampled gradient (common random numbers; data-independent).
     sensitivity : float, optional
         Overrides ``f.sensitivity``.
-    composition : {"auto", "basic", "advanced", "kov", "zcdp", "best"}, default="auto"
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         How the ``T`` steps share the budget (``"auto"``: basic at ``delta = 0``, else the
         tightest rule; each step is bounded-range, so zCDP charges ``epsilon_step^2 / 8``).
     backend : None or "numpy"
         Only the numpy backend is available (floating-point sampler: for simulation).
+    budget : Budget, optional
+        Charged with the run's whole ``(epsilon, delta)`` before the first noise draw.
     rng : int, Generator or None
         All randomness of the run (gradient samples, bases, rounding).
 
@@ -300,19 +313,19 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
                                         gradient_sensitivity=s, composition=composition)
     gen = as_generator(rng)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    ledger = acc.Budget(epsilon, delta, method=cal.composition)
+    report, allowance = _plan_and_charge("private_continuous_greedy", f, cal, backend, rng,
+                                         budget, caller)
     start = f.evaluations
-    x, decomposition, trace = _run_bases(f, sampler, cal, T, m, oracle, ledger, gen)
+    x, decomposition, trace = _run_bases(f, sampler, cal, T, m, oracle, allowance, gen)
     selection = decomposition.round(matroid, rng=gen)
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
     params.update(cover_size=m)
-    return make_result(f, list(selection), "private_continuous_greedy",
-                       privacy=report(ledger, delta, cal.composition, backend, f),
+    return make_result(f, list(selection), "private_continuous_greedy", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=trace)
 
 
 def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreedyCalibration,
-               T: int, m: int, oracle: GradientOracle, ledger: acc.Ledger,
+               T: int, m: int, oracle: GradientOracle, allowance: Ledger,
                gen: np.random.Generator) -> tuple[np.ndarray, ConvexDecomposition, list[float]]:
     n = f.n
     x = np.zeros(n)
@@ -320,9 +333,8 @@ def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreed
     trace: list[float] = []
     for t in range(T):
         g = oracle(x)
-        # Recorded before the draw, so a budget that refuses the step releases nothing.
-        ledger.record(acc.PrivacyEvent.exponential(
-            cal.epsilon_step, mechanism="exponential_mechanism (product bases)",
+        allowance.charge(PrivacyEvent.exponential(
+            cal.epsilon_step, mechanism="exponential_mechanism",
             note=f"step {t + 1}/{T}; weight={cal.weight!r}; range sensitivity="
                  f"{2 * cal.score_sensitivity!r}; cover of averages of {m} bases"))
         bases = sampler.sample(cal.weight * g / m, m, gen)
@@ -363,6 +375,9 @@ def _layers_defaults(n: int, r: int, eps_step: float) -> tuple[int, int]:
     return m, max(1, N)
 
 
+@register("private_continuous_greedy_layers", private=True,
+          summary="Rafiey & Yoshida 2020, Alg. 2 (subsampled cover, layers): private, utility "
+                  "guarantee not supported; prefer private_continuous_greedy")
 def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsilon: float,
                                      delta: float = 0.0, steps: int | None = None,
                                      cover_size: int | None = None,
@@ -370,7 +385,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
                                      gradient: str = "auto", n_samples: int = 1000,
                                      sensitivity: float | None = None,
                                      composition: str = "auto", backend: Any = None,
-                                     rng: RNGLike = None) -> Result:
+                                     budget: Any = None, rng: RNGLike = None) -> Result:
     r"""Algorithm 2 of Rafiey and Yoshida (2020) in its corrected, implementable form.
 
     Each of ``T`` steps draws a data-independent uniform subsample of ``N`` points of the cover
@@ -392,7 +407,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
 
     Parameters
     ----------
-    f, constraint, epsilon, delta, steps, gradient, n_samples, sensitivity, composition, rng
+    f, constraint, epsilon, delta, steps, gradient, n_samples, sensitivity, composition, budget, rng
         As in :func:`private_continuous_greedy`.
     cover_size : int, optional
         ``m``; default the paper's :math:`\lceil r n / \epsilon_{step}^2\rceil`
@@ -433,7 +448,8 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
                                                         caller=caller)
     gen = as_generator(rng)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    ledger = acc.Budget(epsilon, delta, method=cal.composition)
+    report, allowance = _plan_and_charge("private_continuous_greedy_layers", f, cal, backend,
+                                         rng, budget, caller)
     n = f.n
     x = np.zeros(n)
     decomposition = ConvexDecomposition(n)
@@ -450,7 +466,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
         if w > 0:
             q = w * np.floor(np.maximum(q, 0.0) / w)
         j = mech.exponential_mechanism(q, epsilon=cal.epsilon_step,
-                                       sensitivity=cal.score_sensitivity, ledger=ledger,
+                                       sensitivity=cal.score_sensitivity, budget=allowance,
                                        rng=gen, backend=backend)
         # Regenerate the chosen point's bases from its stream (the subsample keeps only points).
         children[j].bit_generator.state = states[j]
@@ -462,6 +478,5 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
     params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
                   backend=backend_name(backend))
-    return make_result(f, list(selection), "private_continuous_greedy_layers",
-                       privacy=report(ledger, delta, cal.composition, backend, f),
+    return make_result(f, list(selection), "private_continuous_greedy_layers", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=trace)

@@ -58,10 +58,14 @@ from ..extensions.multilinear import has_closed_form, multilinear_gradient
 from ..functions.base import SetFunction
 from ..polytopes.oracles import KnapsackPolytope, MatroidPolytope
 from ..polytopes.rounding import ConvexDecomposition, knapsack_rounding
-from ..privacy import accounting as acc
 from ..privacy import mechanisms as mech
-from ._common import make_result, resolve
-from ._continuous import GradientOracle, backend_name, gradient_sensitivity, report
+from ..privacy.events import PrivacyEvent
+from ..privacy.ledger import Ledger
+from ..privacy.plan import backend_name
+from ..privacy.zcdp import rho_for_target
+from ._common import make_result, private_plan, resolve
+from ._continuous import GradientOracle, gradient_sensitivity
+from .registry import register
 from .result import Result
 
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
@@ -131,7 +135,7 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
         return _paper_sigma(epsilon / K, delta / K, l2, caller)
     if calib == "analytic":
         return mech.gaussian_sigma_analytic(epsilon / K, delta / K, l2)
-    return mech.gaussian_sigma_zcdp(acc.rho_for_target(epsilon, delta) / K, l2)
+    return mech.gaussian_sigma_zcdp(rho_for_target(epsilon, delta) / K, l2)
 
 
 def _paper_sigma(eps_step: float, delta_step: float, l2: float, caller: str) -> float:
@@ -219,23 +223,23 @@ def dpcg_default_steps(*, epsilon: float, delta: float = 0.0, n: int, radius: fl
 # the run
 # ---------------------------------------------------------------------------------------------
 class _Noise:
-    """Adds the calibrated noise to one gradient through the privacy mechanisms (which record
-    the spend in the ledger before drawing)."""
+    """Adds the calibrated noise to one gradient through the privacy mechanisms, charged to the
+    run's allowance before each draw."""
 
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
-                 n: int, s: float, ledger: acc.Ledger, gen: np.random.Generator, backend: Any,
-                 caller: str):
+                 n: int, s: float, allowance: Ledger | None, gen: np.random.Generator,
+                 backend: Any, caller: str):
         self.eps_step, self.delta_step = epsilon / steps, delta / steps
         calibration = _resolve_calibration(calibration, self.eps_step)
         self.noise, self.calibration = noise, calibration
         self.l1, self.l2 = n * s, math.sqrt(n) * s
-        self.ledger, self.gen, self.backend = ledger, gen, backend
+        self.allowance, self.gen, self.backend = allowance, gen, backend
         self.rho_step = None
         if noise == "gaussian":
             if calibration == "paper":
                 _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
             elif calibration == "zcdp":
-                self.rho_step = acc.rho_for_target(epsilon, delta) / steps
+                self.rho_step = rho_for_target(epsilon, delta) / steps
         self.scale = dpcg_noise_scale(epsilon, delta, steps=steps, n=n, gradient_sensitivity=s,
                                       noise=noise, gaussian_calibration=calibration)
 
@@ -243,19 +247,29 @@ class _Noise:
     def rule(self) -> str:
         return "zcdp" if self.rho_step is not None else "basic"
 
+    def events(self, count: int) -> list[PrivacyEvent]:
+        """The planned uses of ``count`` noisy gradients (known before any draw)."""
+        if self.noise == "laplace":
+            return [PrivacyEvent("laplace", self.eps_step, 0.0, rho=self.eps_step ** 2 / 2.0,
+                                 count=count)]
+        if self.rho_step is not None:
+            return [PrivacyEvent.zcdp_only("gaussian", self.rho_step, count=count)]
+        return [PrivacyEvent("gaussian", self.eps_step, self.delta_step, count=count)]
+
     def __call__(self, g: np.ndarray) -> np.ndarray:
         if self.noise == "laplace":
             return np.asarray(mech.laplace(g, epsilon=self.eps_step, sensitivity=self.l1,
-                                           ledger=self.ledger, rng=self.gen,
+                                           budget=self.allowance, rng=self.gen,
                                            backend=self.backend))
         if self.rho_step is not None:
             return np.asarray(mech.gaussian(g, sensitivity=self.l2, rho=self.rho_step,
-                                            ledger=self.ledger, rng=self.gen,
+                                            budget=self.allowance, rng=self.gen,
                                             backend=self.backend))
         calib = "classic" if self.calibration == "paper" else "analytic"
         return np.asarray(mech.gaussian(g, sensitivity=self.l2, epsilon=self.eps_step,
                                         delta=self.delta_step, calibration=calib,
-                                        ledger=self.ledger, rng=self.gen, backend=self.backend))
+                                        budget=self.allowance, rng=self.gen,
+                                        backend=self.backend))
 
 
 def _polytope(constraint: Constraint) -> MatroidPolytope | KnapsackPolytope:
@@ -330,11 +344,14 @@ def _resolve_steps(steps: object, radius: float, caller: str) -> int:
     return check_int(steps, "steps", low=1, caller=caller)
 
 
+@register("dpcg", private=True, constraints=("cardinality", "matroid", "knapsack"),
+          summary="DPCG: continuous greedy on Laplace/Gaussian-noised gradients, matroid or "
+                  "knapsack (Sadeghi & Fazel 2021)")
 def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
          steps: int | None = None, noise: str | None = None,
          gaussian_calibration: str = "auto", gradient: str = "auto", n_samples: int = 1000,
          sensitivity: float | None = None, value_bound: float | None = None,
-         backend: Any = None, rng: RNGLike = None) -> Result:
+         backend: Any = None, budget: Any = None, rng: RNGLike = None) -> Result:
     r"""DPCG: differentially private continuous greedy with noisy gradients (Sadeghi and Fazel
     2021, the offline algorithm of the appendix, Theorem 1).
 
@@ -369,6 +386,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         A public bound on :math:`\max_e F(\{e\})`, used only to choose ``K``.
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend of the Laplace/Gaussian draws.
+    budget : Budget, optional
+        Charged with the run's whole ``(epsilon, delta)`` before the first noise draw.
     rng : int, Generator or None
 
     Returns
@@ -406,10 +425,13 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     else:
         K = _resolve_steps(steps, radius, caller)
     gen = as_generator(rng)
-    rule = "zcdp" if noise == "gaussian" and calib == "zcdp" else "basic"
-    ledger = acc.Budget(epsilon, delta, method=rule)
-    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, ledger, gen, backend, caller)
+    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, None, gen, backend, caller)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
+    plan = private_plan("dpcg", f, noiser.events(K),
+                        delta=delta if noiser.rule == "zcdp" else None, composition=noiser.rule,
+                        backend=backend, rng=rng)
+    report = plan.charge(budget, caller=caller)
+    noiser.allowance = plan.allowance()
     start = f.evaluations
     path = _Path(poly)
     _run(path, K, oracle, noiser)
@@ -425,8 +447,7 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         "backend": backend_name(backend),
         "polytope": type(poly).__name__,
     }
-    return make_result(f, list(selection), "dpcg",
-                       privacy=report(ledger, delta, noiser.rule, backend, f),
+    return make_result(f, list(selection), "dpcg", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=[])
 
 
@@ -465,6 +486,9 @@ def _constrained_vertex(path: _Path, w: np.ndarray, ell: np.ndarray, lam: float
     return [(v_lo, theta), (v_hi, 1.0 - theta)]
 
 
+@register("dpcg_curvature", private=True, constraints=("cardinality", "matroid", "knapsack"),
+          summary="Curvature-aware DPCG, (1 - kappa/e) with a public or privately estimated "
+                  "linear term (Sadeghi & Fazel 2021, Lemma 5)")
 def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
                    linear_term: object = "private", target: float | None = None,
                    n_targets: int = 5, budget_split: tuple[float, float, float] = (0.1, 0.8, 0.1),
@@ -472,7 +496,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                    gaussian_calibration: str = "auto", gradient: str = "auto",
                    n_samples: int = 1000, sensitivity: float | None = None,
                    failure_probability: float = 0.05, backend: Any = None,
-                   rng: RNGLike = None) -> Result:
+                   budget: Any = None, rng: RNGLike = None) -> Result:
     r"""Curvature-aware DPCG (Sadeghi and Fazel 2021, Lemma 5): :math:`(1 - \kappa_F / e)`.
 
     With the linear part :math:`\ell_e = F(V) - F(V - e)` and :math:`g(x) = f(x) - \ell^\top x`
@@ -497,7 +521,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
 
     ``budget_split = (ell share, runs share, selection share)``; the shares of the parts that
     are not used are dropped and the rest renormalized. All parts compose by basic composition
-    (``noise="gaussian"`` spends the whole ``delta`` on the runs, split evenly).
+    (``noise="gaussian"`` spends the whole ``delta`` on the runs, split evenly). ``budget``,
+    when given, is charged with the whole ``(epsilon, delta)`` before the first noise draw.
 
     Returns
     -------
@@ -559,7 +584,20 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     K = _resolve_steps(steps, radius, caller)
     gen = as_generator(rng)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    ledger = acc.Budget(epsilon, delta, method="basic")
+    n_runs = n_targets if grid else 1
+    eps_run = eps_runs / n_runs
+    delta_run = delta / n_runs
+    # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
+    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, gen, backend, caller)
+    planned = run_noise.events(K * n_runs)
+    if private_ell:
+        planned.append(PrivacyEvent("laplace", eps_ell, 0.0, rho=eps_ell ** 2 / 2.0))
+    if n_runs > 1:
+        planned.append(PrivacyEvent.exponential(eps_sel))
+    plan = private_plan("dpcg_curvature", f, planned, delta=None, composition="basic",
+                        backend=backend, rng=rng)
+    report = plan.charge(budget, caller=caller)
+    allowance = plan.allowance()
     start = f.evaluations
     # 1. The linear part ell = grad f(1), released privately unless public.
     if private_ell:
@@ -568,7 +606,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                                      else "sampling", n_samples=2, rng=gen).estimate
         lap_scale = mech.laplace_scale(eps_ell, n * s)
         noisy = np.asarray(mech.laplace(exact, epsilon=eps_ell, sensitivity=n * s,
-                                        ledger=ledger, rng=gen, backend=backend))
+                                        budget=allowance, rng=gen, backend=backend))
         ell = np.maximum(noisy - lap_scale * math.log(n / beta), 0.0)
     else:
         ell = ell_public
@@ -579,8 +617,6 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         targets = [top * j / max(1, n_targets - 1) for j in range(n_targets)]
     else:
         targets = [float(target)]
-    eps_run = eps_runs / len(targets)
-    delta_run = delta / len(targets)
 
     def grad_g(x: np.ndarray) -> np.ndarray:
         return oracle(x) - ell
@@ -593,16 +629,17 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                 f"The target {lam!r} of {caller} exceeds max over the polytope of ell . v; "
                 "lower it."
             )
-        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, ledger, gen, backend, caller)
+        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, gen, backend,
+                        caller)
         _run(path, K, grad_g, noiser, constrained=(ell, lam))
         selections.append(path.round(gen))
     # 3. Private choice among the rounded sets.
     chosen = 0
     if len(selections) > 1:
-        values = np.array([f._value(_mask(S, n)) for S in selections])
+        values = np.array([f.value(_mask(S, n)) for S in selections])
         f.evaluations += len(selections)
         chosen = mech.exponential_mechanism(values, epsilon=eps_sel, sensitivity=delta_f,
-                                            ledger=ledger, rng=gen, backend=backend)
+                                            budget=allowance, rng=gen, backend=backend)
     params = {
         "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
         "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
@@ -617,8 +654,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         "n_gradients": oracle.calls, "backend": backend_name(backend),
         "polytope": type(poly).__name__,
     }
-    return make_result(f, list(selections[chosen]), "dpcg_curvature",
-                       privacy=report(ledger, delta, "basic", backend, f),
+    return make_result(f, list(selections[chosen]), "dpcg_curvature", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=[])
 
 

@@ -24,9 +24,13 @@ from .._validation import check_real
 from ..constraints import Constraint
 from ..functions.base import SetFunction
 from ._common import is_knapsack, make_result, resolve
+from .registry import register
 from .result import Result
 
 __all__ = ["greedy", "lazy_greedy", "stochastic_greedy", "random_feasible", "knapsack_greedy"]
+
+
+_ALL = ("cardinality", "matroid", "knapsack")
 
 
 def _costs(constraint: Constraint) -> np.ndarray | None:
@@ -93,6 +97,8 @@ def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
     return st.selected, trace
 
 
+@register("greedy", private=False, constraints=_ALL,
+          summary="Greedy (Nemhauser-Wolsey-Fisher); cost-benefit greedy under a knapsack")
 def greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
            rng: RNGLike = None) -> Result:
     """Greedy maximization (Nemhauser, Wolsey and Fisher 1978): add the feasible element of
@@ -127,6 +133,8 @@ def greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
                        params={"stop_if_negative": stop_if_negative}, trace=trace)
 
 
+@register("lazy_greedy", private=False, constraints=_ALL,
+          summary="Lazy greedy (Minoux): same output as greedy, fewer evaluations")
 def lazy_greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
                 rng: RNGLike = None) -> Result:
     """Lazy greedy (Minoux 1978; "accelerated greedy"): the same output as :func:`greedy` for a
@@ -146,6 +154,8 @@ def lazy_greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = 
                        params={"stop_if_negative": stop_if_negative}, trace=trace)
 
 
+@register("stochastic_greedy", private=False, constraints=_ALL,
+          summary="Stochastic greedy (Mirzasoleiman et al. 2015)")
 def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0.1,
                       sample_size: int | None = None, rng: RNGLike = None) -> Result:
     """Stochastic greedy (Mirzasoleiman et al. 2015, "Lazier than lazy greedy", Algorithm 1).
@@ -194,6 +204,8 @@ def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0
                        params={"accuracy": accuracy, "sample_size": s}, trace=trace)
 
 
+@register("random", private=False, constraints=_ALL,
+          summary="A uniformly random maximal feasible set")
 def random_feasible(f: SetFunction, constraint: object, *, rng: RNGLike = None) -> Result:
     """A uniformly random maximal feasible set: elements in random order, each kept if feasible.
 
@@ -212,6 +224,8 @@ def random_feasible(f: SetFunction, constraint: object, *, rng: RNGLike = None) 
                        trace=[])
 
 
+@register("knapsack_greedy", private=False, constraints=("knapsack",),
+          summary="Cost-benefit greedy with the best-singleton fallback")
 def knapsack_greedy(f: SetFunction, constraint: object, *, lazy: bool = True,
                     rng: RNGLike = None) -> Result:
     """Cost-benefit greedy with the best-singleton fallback under a knapsack constraint.

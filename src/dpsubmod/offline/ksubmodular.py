@@ -1,11 +1,10 @@
 """k-submodular maximization under a matroid: greedy baselines and the private Algorithms 3 and 4
 of Rafiey and Yoshida (ICML 2020).
 
-Entry point: :func:`maximize_ksubmodular` ``(f, constraint, method=..., epsilon=..., delta=...,
-rng=...)``, dispatching through a registry of its own (:func:`list_ksubmodular_methods`). The
-methods take a :class:`~dpsubmod.functions.ksubmodular.KSubmodularFunction`, not a set function,
-so they are kept apart from :func:`~dpsubmod.offline.maximize`'s registry (whose methods all take a
-``SetFunction``); the registry entries are the same :class:`~dpsubmod.offline.MethodSpec` records.
+Entry point: :func:`~dpsubmod.offline.maximize_ksubmodular` ``(f, constraint, method=...,
+epsilon=..., delta=..., budget=..., rng=...)``, dispatching through the one method registry
+(``list_methods(kind="ksubmodular")``). The methods take a
+:class:`~dpsubmod.functions.ksubmodular.KSubmodularFunction`, not a set function.
 
 ============================  =======  =========================================================
 method                        private  algorithm
@@ -38,10 +37,8 @@ is met exactly.
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,16 +48,16 @@ from .._validation import check_delta, check_epsilon, check_int, check_real, che
 from ..constraints import Constraint, Matroid, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ..privacy import accounting as acc
 from ..privacy import mechanisms as mech
-from .registry import MethodSpec
+from ..privacy.composition import Split, split_budget
+from ..privacy.events import PrivacyEvent
+from ..privacy.ledger import Ledger
+from ..privacy.plan import backend_name
+from ._common import private_plan
+from .registry import register
 from .result import Diagnostics, Result
 
 __all__ = [
-    "maximize_ksubmodular",
-    "list_ksubmodular_methods",
-    "get_ksubmodular_method",
-    "register_ksubmodular",
     "ks_greedy",
     "ks_matroid_greedy",
     "ks_random",
@@ -71,98 +68,8 @@ __all__ = [
     "ks_additive_error",
 ]
 
-_COMPOSITIONS = ("auto", "basic", "advanced", "kov", "zcdp")
 _ON_EMPTY = ("fallback", "resample")
 _MAX_RESAMPLES = 1000
-
-# ---------------------------------------------------------------------------------------------
-# registry
-# ---------------------------------------------------------------------------------------------
-_KS_METHODS: dict[str, MethodSpec] = {}
-
-
-def register_ksubmodular(name: str, *, private: bool, summary: str
-                         ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
-    """Decorator adding a k-submodular method to the registry under ``name``."""
-
-    def deco(fn: Callable[..., Result]) -> Callable[..., Result]:
-        if name in _KS_METHODS and _KS_METHODS[name].fn is not fn:
-            raise ValueError(f"a k-submodular method named {name!r} is already registered")
-        _KS_METHODS[name] = MethodSpec(name, fn, private, summary)
-        return fn
-
-    return deco
-
-
-def list_ksubmodular_methods(private: bool | None = None) -> list[str]:
-    """Names of the registered k-submodular methods (all, or only private / non-private)."""
-    return sorted(n for n, m in _KS_METHODS.items() if private is None or m.private == private)
-
-
-def get_ksubmodular_method(name: str) -> MethodSpec:
-    """The registered k-submodular method called ``name``; the error lists the valid names."""
-    try:
-        return _KS_METHODS[name]
-    except KeyError:
-        raise ValidationError(
-            f"Unknown k-submodular method {name!r}. Valid methods: "
-            f"{', '.join(list_ksubmodular_methods())}."
-        ) from None
-
-
-def maximize_ksubmodular(f: KSubmodularFunction, constraint: Any, method: str = "ks_greedy", *,
-                         epsilon: float | None = None, delta: float = 0.0, rng: RNGLike = None,
-                         **options: Any) -> Result:
-    """Maximize a k-submodular function under a matroid with a registered method.
-
-    Parameters
-    ----------
-    f : KSubmodularFunction
-        The objective. Private methods calibrate from ``f.sensitivity`` (or ``sensitivity=``).
-    constraint : int or Matroid
-        ``B`` for a total size constraint (at most ``B`` labelled items), or a Matroid on the
-        support.
-    method : str, default="ks_greedy"
-        A name from :func:`list_ksubmodular_methods`.
-    epsilon, delta : float
-        The total privacy budget; required by private methods, refused by non-private ones.
-    rng : int, Generator or None
-        All randomness of the run.
-    **options
-        Method-specific parameters (see each method's docstring).
-
-    Returns
-    -------
-    Result
-        ``selection`` is the tuple of ``(item, label)`` pairs in the order chosen.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpsubmod.functions.ksubmodular import KFacilityLocation
-    >>> sim = np.random.default_rng(0).uniform(size=(2, 30, 6))
-    >>> f = KFacilityLocation(sim, max_similarity=1.0)
-    >>> res = maximize_ksubmodular(f, 2, "ks_private", epsilon=1.0, rng=0)
-    >>> len(res.selection), res.privacy.epsilon <= 1.0
-    (2, True)
-    """
-    spec = get_ksubmodular_method(method)
-    if spec.private:
-        if epsilon is None:
-            raise ValidationError(
-                f"Method {method!r} is private and needs a budget: pass epsilon= (and delta= for "
-                "approximate DP)."
-            )
-        epsilon = check_epsilon(epsilon, caller="maximize_ksubmodular")
-        delta = check_delta(delta, caller="maximize_ksubmodular")
-        return spec.fn(f, constraint, epsilon=epsilon, delta=delta, rng=rng, **options)
-    if epsilon is not None:
-        raise ValidationError(
-            f"Method {method!r} is not private, so it takes no epsilon. Choose a private method "
-            f"({', '.join(list_ksubmodular_methods(private=True))}) or omit epsilon."
-        )
-    return spec.fn(f, constraint, rng=rng, **options)
-
 
 # ---------------------------------------------------------------------------------------------
 # shared helpers
@@ -229,7 +136,7 @@ def _greedy_run(f: KSubmodularFunction, constraint: Matroid) -> tuple[KSubmodula
 # ---------------------------------------------------------------------------------------------
 # non-private baselines
 # ---------------------------------------------------------------------------------------------
-@register_ksubmodular("ks_greedy", private=False,
+@register("ks_greedy", private=False, kind="ksubmodular",
                       summary="Greedy of Ohsaka and Yoshida 2015 under a total size constraint")
 def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """Greedy for monotone k-submodular maximization under a total size constraint
@@ -265,7 +172,7 @@ def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
                    params={"size": constraint.rank}, trace=trace)
 
 
-@register_ksubmodular("ks_matroid_greedy", private=False,
+@register("ks_matroid_greedy", private=False, kind="ksubmodular",
                       summary="Greedy of Sakaue 2017 under any matroid")
 def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """Greedy for monotone k-submodular maximization under a matroid (Sakaue 2017, "On
@@ -286,7 +193,7 @@ def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike =
                    params={"rank": constraint.rank}, trace=trace)
 
 
-@register_ksubmodular("ks_random", private=False,
+@register("ks_random", private=False, kind="ksubmodular",
                       summary="A random maximal feasible support with uniformly random labels")
 def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """A random feasible labelling: items in uniformly random order, each kept if the support
@@ -309,55 +216,31 @@ def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
 # ---------------------------------------------------------------------------------------------
 # private: budget and calibration
 # ---------------------------------------------------------------------------------------------
-def _step_budget(epsilon: float, delta: float, steps: int, composition: str, caller: str
-                 ) -> tuple[float, str]:
-    """Per-step epsilon of ``steps`` exponential-mechanism steps whose composition meets
-    ``(epsilon, delta)``, solved by :func:`~dpsubmod.privacy.accounting.per_step_epsilon`.
-
-    ``"auto"`` takes the largest per-step budget over the rules valid at ``delta`` (only basic
-    composition when ``delta == 0``; with ``delta > 0`` also advanced, optimal and zCDP
-    composition, the last with the exponential mechanism's bounded-range cost ``eps^2 / 8``).
-    """
-    if composition not in _COMPOSITIONS:
-        raise ValidationError(
-            f"The 'composition' parameter of {caller} must be one of {_COMPOSITIONS}; got "
-            f"{composition!r}."
-        )
-    method = "best" if composition == "auto" else composition
-    if delta == 0.0 and method in ("advanced", "zcdp"):
-        raise ValidationError(
-            f"Composition {composition!r} in {caller} needs delta > 0 (it trades delta for "
-            "epsilon). Pass delta=1e-6 (say) or composition='basic'."
-        )
-    return _per_step(epsilon, steps, delta, method), method
-
-
-@functools.lru_cache(maxsize=256)
-def _per_step(epsilon: float, steps: int, delta: float, method: str) -> float:
-    # A pure function of public parameters; cached because the accountant inverts the
-    # composition by bisection, which dominates the cost of small runs (audits repeat them).
-    return acc.per_step_epsilon(epsilon, steps, delta, method=method, bounded_range=True)
-
-
 def _private_setup(f: Any, constraint: Any, epsilon: Any, delta: Any, composition: str,
                    sensitivity: Any, caller: str
-                   ) -> tuple[KSubmodularFunction, Matroid, float, float, float, float, str]:
+                   ) -> tuple[KSubmodularFunction, Matroid, float, float, float, Split]:
     f, constraint = _resolve(f, constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
     delta = check_delta(delta, caller=caller)
     sens = f.require_sensitivity(sensitivity, caller=caller)
-    eps_step, comp = _step_budget(epsilon, delta, constraint.rank, composition, caller)
-    return f, constraint, epsilon, delta, sens, eps_step, comp
+    split = split_budget(epsilon, delta, constraint.rank, composition=composition,
+                         bounded_range=True, caller=caller)
+    return f, constraint, epsilon, delta, sens, split
 
 
-def _backend_name(backend: Any) -> str:
-    if backend is None:
-        return "numpy"
-    return backend if isinstance(backend, str) else type(backend).__name__
+def _charge(caller: str, f: KSubmodularFunction, split: Split, budget: Any, backend: Any,
+            rng: Any) -> tuple[Any, Ledger]:
+    """Charge the call's whole cost before any noise; the report and the run's allowance."""
+    plan = private_plan(caller, f, [PrivacyEvent.exponential(split.epsilon_step,
+                                                             count=split.steps)],
+                        delta=split.delta, composition=split.composition, backend=backend,
+                        rng=rng)
+    return plan.charge(budget, caller=caller), plan.allowance()
 
 
 def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: float,
-             gen: np.random.Generator, ledger: Any, backend: Any) -> tuple[int, int, float]:
+             gen: np.random.Generator, allowance: Ledger, backend: Any
+             ) -> tuple[int, int, float]:
     """One exponential-mechanism draw over ``cand x [k]`` scored by the gains."""
     g = st.gains(cand)
     if not np.isfinite(g).all():
@@ -367,7 +250,7 @@ def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: floa
         )
     # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
     j = mech.exponential_mechanism(g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens,
-                                   ledger=ledger, rng=gen, backend=backend)
+                                   budget=allowance, rng=gen, backend=backend)
     row, col = divmod(int(j), st.f.k)
     return int(cand[row]), col + 1, float(g[row, col])
 
@@ -375,12 +258,12 @@ def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: floa
 # ---------------------------------------------------------------------------------------------
 # Algorithm 3
 # ---------------------------------------------------------------------------------------------
-@register_ksubmodular("ks_private", private=True,
+@register("ks_private", private=True, kind="ksubmodular",
                       summary="Rafiey-Yoshida 2020 Algorithm 3: exponential mechanism over "
                               "feasible (item, label) pairs")
 def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta: float = 0.0,
                composition: str = "auto", sensitivity: float | None = None, backend: Any = None,
-               rng: RNGLike = None) -> Result:
+               budget: Any = None, rng: RNGLike = None) -> Result:
     """Differentially private k-submodular maximization under a matroid (Rafiey and Yoshida,
     ICML 2020, Algorithm 3).
 
@@ -424,6 +307,8 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         Overrides ``f.sensitivity``.
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend of the exponential mechanism (default numpy: reproducible simulation).
+    budget : Budget, optional
+        Charged with the call's whole ``(epsilon, delta)`` before the first noise draw.
     rng : int, Generator or None
 
     Returns
@@ -433,10 +318,11 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         ledger; ``params`` has ``epsilon_per_step`` and ``weight`` (``eps'``).
     """
     caller = "ks_private"
-    f, constraint, epsilon, delta, sens, eps_step, comp = _private_setup(
+    f, constraint, epsilon, delta, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
+    eps_step = split.epsilon_step
     gen = as_generator(rng)
-    ledger = acc.Ledger()
+    report, allowance = _charge(caller, f, split, budget, backend, rng)
     start = f.evaluations
     st = f.state()
     trace: list[float] = []
@@ -444,15 +330,13 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:  # cannot happen for a matroid before its rank is reached
             break
-        e, i, g = _em_step(st, cand, eps_step, sens, gen, ledger, backend)
+        e, i, g = _em_step(st, cand, eps_step, sens, gen, allowance, backend)
         st.add(e, i)
         trace.append(g)
-    report = ledger.report(delta=delta, method=comp, backend=_backend_name(backend),
-                           neighbouring=f.neighbouring)
     params = {"epsilon": epsilon, "delta": delta, "composition": composition,
-              "composition_used": report.composition, "steps": constraint.rank,
+              "composition_used": split.composition, "steps": constraint.rank,
               "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
-              "sensitivity": sens, "backend": _backend_name(backend)}
+              "sensitivity": sens, "backend": backend_name(backend)}
     return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
                    params=params, trace=trace)
 
@@ -477,13 +361,13 @@ def ks_sample_sizes(n: int, rank: int, gamma: float) -> np.ndarray:
     return np.clip(raw, 1, left)
 
 
-@register_ksubmodular("ks_private_sampled", private=True,
+@register("ks_private_sampled", private=True, kind="ksubmodular",
                       summary="Rafiey-Yoshida 2020 Algorithm 4: Algorithm 3 over a random subset "
                               "of items each step (1/2 guarantee for uniform matroids only)")
 def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: float,
                        delta: float = 0.0, gamma: float = 0.1, composition: str = "auto",
                        sensitivity: float | None = None, on_empty: str = "fallback",
-                       backend: Any = None, rng: RNGLike = None) -> Result:
+                       backend: Any = None, budget: Any = None, rng: RNGLike = None) -> Result:
     """Differentially private k-submodular maximization with subsampling (Rafiey and Yoshida,
     ICML 2020, Algorithm 4).
 
@@ -523,8 +407,9 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
         ``Lambda``; public information) and ``guarantee``.
     """
     caller = "ks_private_sampled"
-    f, constraint, epsilon, delta, sens, eps_step, comp = _private_setup(
+    f, constraint, epsilon, delta, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
+    eps_step = split.epsilon_step
     gamma = check_real(gamma, "gamma", low=0.0, high=1.0, low_open=True, high_open=True,
                        caller=caller)
     if on_empty not in _ON_EMPTY:
@@ -534,7 +419,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
     r = constraint.rank
     sizes = ks_sample_sizes(f.n, r, gamma)
     gen = as_generator(rng)
-    ledger = acc.Ledger()
+    report, allowance = _charge(caller, f, split, budget, backend, rng)
     start = f.evaluations
     st = f.state()
     trace: list[float] = []
@@ -554,19 +439,17 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
             cand = np.flatnonzero(feasible)
             if cand.size == 0:
                 break
-        e, i, g = _em_step(st, cand, eps_step, sens, gen, ledger, backend)
+        e, i, g = _em_step(st, cand, eps_step, sens, gen, allowance, backend)
         st.add(e, i)
         trace.append(g)
     guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)
                  else "none proven beyond uniform matroids (heuristic)")
-    report = ledger.report(delta=delta, method=comp, backend=_backend_name(backend),
-                           neighbouring=f.neighbouring)
     params = {"epsilon": epsilon, "delta": delta, "composition": composition,
-              "composition_used": report.composition, "steps": r,
+              "composition_used": split.composition, "steps": r,
               "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
               "sensitivity": sens, "gamma": gamma, "on_empty": on_empty,
               "sample_sizes": tuple(int(s) for s in sizes), "empty_samples": empty,
-              "guarantee": guarantee, "backend": _backend_name(backend)}
+              "guarantee": guarantee, "backend": backend_name(backend)}
     return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
                    params=params, trace=trace)
 
@@ -638,6 +521,6 @@ def ks_private_output_distribution(f: KSubmodularFunction, constraint: Any, *, e
         Maps each ordered tuple of ``(item, label)`` pairs to its probability.
     """
     caller = "ks_private_output_distribution"
-    f, constraint, _, _, sens, eps_step, _ = _private_setup(
+    f, constraint, _, _, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
-    return _path_distribution(f, constraint, eps_step, sens)
+    return _path_distribution(f, constraint, split.epsilon_step, sens)

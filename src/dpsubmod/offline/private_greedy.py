@@ -37,9 +37,13 @@ from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints import Constraint, Knapsack
 from ..errors import SensitivityError, ValidationError
 from ..functions.base import FunctionState, SetFunction
-from ..privacy import accounting as acc
 from ..privacy import mechanisms as mech
-from ._common import is_knapsack, make_result, resolve
+from ..privacy.composition import split_budget
+from ..privacy.events import PrivacyEvent
+from ..privacy.ledger import Ledger
+from ..privacy.plan import backend_name
+from ._common import is_knapsack, make_result, private_plan, resolve
+from .registry import register
 from .result import Result
 
 __all__ = [
@@ -51,53 +55,9 @@ __all__ = [
     "greedy_path_distribution",
 ]
 
-_COMPOSITIONS = ("auto", "basic", "advanced", "kov", "zcdp")
-
-
 # ---------------------------------------------------------------------------------------------
 # budget
 # ---------------------------------------------------------------------------------------------
-def _step_budget(epsilon: float, delta: float, steps: int, composition: str, caller: str
-                 ) -> tuple[float, str]:
-    """Per-step epsilon of ``steps`` exponential-mechanism steps so that they compose to
-    ``(epsilon, delta)``, and the composition rule that gives it.
-
-    ``"auto"`` takes the rule with the largest per-step budget among those valid at ``delta``:
-    basic composition when ``delta == 0``; otherwise also advanced composition (Dwork, Rothblum
-    and Vadhan 2010), the optimal homogeneous bound (Kairouz, Oh and Viswanath 2015) and zCDP
-    with the exponential mechanism's bounded-range cost ``eps^2 / 8`` (Cesar and Rogers 2021).
-    """
-    if composition not in _COMPOSITIONS:
-        raise ValidationError(
-            f"The 'composition' parameter of {caller} must be one of {_COMPOSITIONS}; got "
-            f"{composition!r}."
-        )
-    if composition != "basic" and composition != "auto" and delta == 0.0:
-        raise ValidationError(
-            f"composition={composition!r} in {caller} needs delta > 0 (it trades delta for "
-            "epsilon). Pass delta=1e-6 (say) or composition='basic'."
-        )
-    rules = ("basic", "advanced", "kov", "zcdp") if composition == "auto" else (composition,)
-    if delta == 0.0:
-        rules = ("basic",)
-    best, used = -1.0, "basic"
-    for rule in rules:
-        # basic composition inverts in closed form; the others by the accountant's bisection
-        e0 = epsilon / steps if rule == "basic" else acc.per_step_epsilon(
-            epsilon, steps, delta, method=rule, bounded_range=True)
-        # A rule that trades delta for epsilon must buy a real gain (over 1% per step);
-        # otherwise basic composition wins and the release stays pure.
-        if e0 > best * 1.01:
-            best, used = e0, rule
-    return best, used
-
-
-def _report(ledger: acc.Ledger, delta: float, rule: str, backend: Any, neighbouring: str
-            ) -> acc.PrivacyReport:
-    return ledger.report(delta=None if rule == "basic" else delta, method=rule,
-                         backend=_backend_name(backend), neighbouring=neighbouring)
-
-
 def _max_feasible_size(constraint: Constraint) -> int:
     """The largest size of a feasible set, from public information only."""
     if is_knapsack(constraint):
@@ -125,13 +85,18 @@ class _Scorer:
             return g
         return g / self.costs[cand]
 
-    @property
-    def score_sensitivity(self) -> float:
-        # Gains share a common term (it cancels); gains per unit cost do not, because each is
-        # divided by its own cost: each ratio moves by at most 2 Delta / c_e <= 2 Delta / c_min.
+    def mechanism_sensitivity(self) -> dict[str, float]:
+        """The sensitivity keyword of the exponential mechanism for these scores.
+
+        Gains share a common term, so their differences between neighbours lie in a range of
+        width ``2 Delta`` (the module docstring): a *range* sensitivity, which grid backends
+        round as a range, so the cancellation survives rounding each score separately. Gains
+        per unit cost share no common term (each is divided by its own cost): each ratio moves
+        by at most ``2 Delta / c_min``, a per-score (l-infinity) sensitivity.
+        """
         if self.costs is None:
-            return self.sensitivity
-        return 2.0 * self.sensitivity / self.c_min
+            return {"range_sensitivity": 2.0 * self.sensitivity}
+        return {"sensitivity": 2.0 * self.sensitivity / self.c_min}
 
 
 def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: str) -> float:
@@ -142,7 +107,7 @@ def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: 
 # Mitrovic et al. 2017
 # ---------------------------------------------------------------------------------------------
 def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, scorer: _Scorer,
-                   steps: int, gen: np.random.Generator, ledger: acc.Ledger, backend: Any,
+                   steps: int, gen: np.random.Generator, allowance: Ledger, backend: Any,
                    sample_size: int | None) -> tuple[list[int], list[float]]:
     st = f.state()
     trace: list[float] = []
@@ -155,16 +120,19 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
             cand = np.sort(gen.choice(cand, size=sample_size, replace=False))
         g = st.gains(cand)
         s = scorer.scores(g, cand)
-        j = mech.exponential_mechanism(s, epsilon=eps_step, sensitivity=scorer.score_sensitivity,
-                                       rng=gen, ledger=ledger, backend=backend)
+        j = mech.exponential_mechanism(s, epsilon=eps_step, rng=gen, budget=allowance,
+                                       backend=backend, **scorer.mechanism_sensitivity())
         st.add(int(cand[j]))
         trace.append(float(g[j]))
     return st.selected, trace
 
 
+@register("private_greedy", private=True,
+          summary="Exponential-mechanism greedy (Mitrovic et al. 2017); matroid or knapsack",
+          constraints=("cardinality", "matroid", "knapsack"))
 def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
                    composition: str = "auto", sensitivity: float | None = None,
-                   sample_size: int | None = None, backend: Any = None,
+                   sample_size: int | None = None, backend: Any = None, budget: Any = None,
                    rng: RNGLike = None) -> Result:
     """Private greedy of Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy).
 
@@ -212,13 +180,19 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         (see :func:`private_stochastic_greedy`).
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend (default numpy: reproducible simulation; "secure" for deployments).
+    budget : Budget, optional
+        The data set's budget: the whole ``(epsilon, delta)`` of the call is charged to it before
+        the first noise draw (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit;
+        then nothing is released and nothing changes).
     rng : int, Generator or None
-        Randomness of the run.
+        Randomness of the run. A seeded numpy-backend run is a reproducible simulation, not a
+        private release.
 
     Returns
     -------
     Result
-        ``privacy`` reports the epsilon and delta spent under the composition used.
+        ``privacy`` states the a-priori guarantee: the epsilon and delta of the whole call under
+        the composition used, whatever path the run took.
     """
     caller = "private_greedy"
     f, constraint = resolve(f, constraint, caller)
@@ -233,71 +207,73 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     if k == 0:
         raise ValidationError(f"The constraint of {caller} admits no non-empty feasible set.")
     steps = k + 2 if knap else k
-    eps_step, comp = _step_budget(epsilon, delta, steps, composition, caller)
+    split = split_budget(epsilon, delta, steps, composition=composition, bounded_range=True,
+                         caller=caller)
+    eps_step = split.epsilon_step
     costs = np.asarray(constraint.costs, dtype=float) if knap else None
     scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0)
-    ledger = acc.Ledger()
+    name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
+    plan = private_plan(name, f, [PrivacyEvent.exponential(eps_step, count=steps)],
+                        delta=split.delta, composition=split.composition, backend=backend,
+                        rng=rng)
+    report = plan.charge(budget, caller=caller)
+    allowance = plan.allowance()
     start = f.evaluations
     sel, trace = _run_em_greedy(f, constraint, eps_step=eps_step, scorer=scorer, steps=k,
-                                gen=gen, ledger=ledger, backend=backend,
+                                gen=gen, allowance=allowance, backend=backend,
                                 sample_size=sample_size)
     params: dict[str, Any] = {
-        "epsilon": epsilon, "delta": delta, "composition": comp, "steps": steps,
+        "epsilon": epsilon, "delta": delta, "composition": split.composition, "steps": steps,
         "epsilon_per_step": eps_step, "sensitivity": delta_sens, "sample_size": sample_size,
-        "backend": _backend_name(backend),
+        "backend": backend_name(backend),
     }
     if knap:
         sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens, gen,
-                                      ledger, backend)
-    report = _report(ledger, delta, comp, backend, _neighbouring(f))
-    name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
+                                      allowance, backend)
     return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
                        params=params, trace=trace)
 
 
-def _neighbouring(f: SetFunction) -> str:
-    return f"{type(f).__name__}: {f.neighbouring}"
-
-
-def _backend_name(backend: Any) -> str:
-    if backend is None:
-        return "numpy"
-    return backend if isinstance(backend, str) else type(backend).__name__
-
-
 def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace: list[float],
                      eps_each: float, delta_sens: float, gen: np.random.Generator,
-                     ledger: acc.Ledger, backend: Any) -> tuple[list[int], list[float]]:
+                     allowance: Ledger, backend: Any) -> tuple[list[int], list[float]]:
     """Private best singleton and private choice between it and the greedy set."""
     st = f.state()
     fits = np.flatnonzero(constraint.can_add(st))
     single_gain = st.gains(fits)
-    j = mech.exponential_mechanism(single_gain, epsilon=eps_each, sensitivity=delta_sens,
-                                   rng=gen, ledger=ledger, backend=backend)
+    # singleton gains share the term F(empty): a range of width 2 Delta, as in the greedy steps
+    j = mech.exponential_mechanism(single_gain, epsilon=eps_each,
+                                   range_sensitivity=2.0 * delta_sens, rng=gen, budget=allowance,
+                                   backend=backend)
     e = int(fits[j])
     mask = np.zeros(f.n, dtype=bool)
     mask[sel] = True
-    v_greedy = float(f._value(mask))
+    v_greedy = float(f.value(mask))
     f.evaluations += 2
     v_single = st.value + float(single_gain[j])
     pick = mech.exponential_mechanism(np.array([v_greedy, v_single]), epsilon=eps_each,
-                                      sensitivity=delta_sens, rng=gen, ledger=ledger,
+                                      sensitivity=delta_sens, rng=gen, budget=allowance,
                                       backend=backend)
     if pick == 1:
         return [e], [float(single_gain[j])]
     return sel, trace
 
 
+@register("private_stochastic_greedy", private=True,
+          summary="Exponential-mechanism greedy over a random candidate subset each step",
+          constraints=("cardinality", "matroid", "knapsack"))
 def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: float,
                               delta: float = 0.0, accuracy: float = 0.1,
-                              sample_size: int | None = None, **options: Any) -> Result:
+                              sample_size: int | None = None, composition: str = "auto",
+                              sensitivity: float | None = None, backend: Any = None,
+                              budget: Any = None, rng: RNGLike = None) -> Result:
     """Private stochastic greedy: :func:`private_greedy` scoring a uniform random subset of
     ``s = ceil((n / k) ln(1 / accuracy))`` candidates each step (Mitrovic et al. 2017 combined
     with Mirzasoleiman et al. 2015).
 
     The subset is drawn independently of the data, so each step is exactly as private as in
     :func:`private_greedy` (no amplification is claimed). Evaluations: about ``n ln(1/accuracy)``
-    in total instead of ``k n``.
+    in total instead of ``k n``. The other parameters are those of :func:`private_greedy`.
     """
     caller = "private_stochastic_greedy"
     f2, c2 = resolve(f, constraint, caller)
@@ -307,7 +283,8 @@ def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: fl
         k = max(1, _max_feasible_size(c2))
         sample_size = max(1, min(f2.n, math.ceil(f2.n / k * math.log(1 / accuracy))))
     return private_greedy(f2, c2, epsilon=epsilon, delta=delta, sample_size=sample_size,
-                          **options)
+                          composition=composition, sensitivity=sensitivity, backend=backend,
+                          budget=budget, rng=rng)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,9 +336,12 @@ def gupta_step_epsilon(epsilon: float, delta: float) -> float:
     return float(brentq(excess, 1e-15, epsilon, xtol=1e-14, rtol=1e-12))
 
 
+@register("private_greedy_decomposable", private=True, needs_delta=True, backends=("numpy",),
+          summary="Decomposable private greedy (Gupta et al. 2010), (eps, delta)-DP")
 def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: float,
                                 delta: float, sensitivity: float | None = None,
-                                backend: Any = None, rng: RNGLike = None) -> Result:
+                                backend: Any = None, budget: Any = None,
+                                rng: RNGLike = None) -> Result:
     """Decomposable private greedy (Gupta, Ligett, McSherry, Roth and Talwar 2010, Section 6:
     combinatorial public projects).
 
@@ -390,21 +370,33 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
     if is_knapsack(constraint):
         raise ValidationError(f"{caller} supports matroid constraints; use private_greedy for a "
                               "knapsack.")
-    if f.data_model != "monotone-records" and sensitivity is None:
+    if f.data_model != "monotone-records":
+        # The proof (gupta_privacy) needs a sum of monotone per-record terms in [0, Delta]; an
+        # arbitrary objective with a sensitivity can exceed the claimed delta.
         raise SensitivityError(
             f"{caller} needs an objective that is a sum of per-record monotone terms in "
             f"[0, sensitivity] (data_model='monotone-records'); {type(f).__name__} declares "
-            f"{f.data_model!r}. Use private_greedy instead."
+            f"{f.data_model!r}, for which the decomposable analysis does not hold even with "
+            "sensitivity=. Use private_greedy instead."
+        )
+    if backend_name(backend) != "numpy":
+        raise ValidationError(
+            f"{caller} runs on the numpy backend only: its analysis telescopes exact gains, "
+            "which rounding to a grid would break. Use private_greedy for backend='secure'."
         )
     delta_sens = _check_private_objective(f, sensitivity, caller)
     gen = as_generator(rng)
     eps_prime = gupta_step_epsilon(epsilon, delta)
     k = _max_feasible_size(constraint)
-    ledger = acc.Ledger()
-    # One whole-run event, recorded before anything is drawn (a Budget refuses it up front).
-    ledger.record(acc.PrivacyEvent(
-        "decomposable-greedy", epsilon, delta,
-        note=f"Gupta et al. 2010, {k} steps at eps'={eps_prime:.4g}; whole-run guarantee"))
+    # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
+    # s = Delta; the call's guarantee is the whole-run (epsilon, delta) of gupta_privacy.
+    plan = private_plan("private_greedy_decomposable", f,
+                        [PrivacyEvent.exponential(2.0 * eps_prime, count=k,
+                                                  mechanism="decomposable_step")],
+                        delta=delta, composition="gupta", backend=backend, rng=rng,
+                        guarantee=(epsilon, delta))
+    report = plan.charge(budget, caller=caller)
+    allowance = plan.allowance()
     st = f.state()
     start = f.evaluations
     trace: list[float] = []
@@ -413,15 +405,12 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
         if cand.size == 0:
             break
         g = st.gains(cand)
-        # weight exp(eps' g / Delta) = the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps'
-        # and s = Delta; the ledger gets the whole-run cost below, not per-step events.
         j = mech.exponential_mechanism(g, epsilon=2.0 * eps_prime, sensitivity=delta_sens,
-                                       rng=gen, ledger=None, backend=backend)
+                                       rng=gen, budget=allowance, backend=backend)
         st.add(int(cand[j]))
         trace.append(float(g[j]))
-    report = _report(ledger, delta, "basic", backend, _neighbouring(f))
     params = {"epsilon": epsilon, "delta": delta, "epsilon_prime": eps_prime, "steps": k,
-              "sensitivity": delta_sens, "backend": _backend_name(backend)}
+              "sensitivity": delta_sens, "backend": backend_name(backend)}
     return make_result(f, st.selected, "private_greedy_decomposable", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=trace)
 

@@ -1,11 +1,16 @@
-"""The registry of offline maximization methods and the ``maximize`` entry point.
+"""The one registry of offline maximization methods, and the ``maximize`` entry points.
 
-Methods are registered by name with :func:`register`, so later methods plug in without touching
-callers, and a misspelt name fails with the list of valid ones.
+Each method registers itself where it is defined, with :func:`register`, declaring what it can
+do (private or not, the problem kind, constraints, noise backends, whether it needs delta). The
+keyword options it accepts are read once from its signature at registration. :func:`maximize`
+(set functions) and :func:`maximize_ksubmodular` (k-submodular functions) dispatch through it,
+refuse an unknown method or option with the list of valid ones, and pass the user's ``budget=``
+to private methods, which charge it before any noise.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,59 +20,142 @@ from .._validation import check_delta, check_epsilon
 from ..errors import ValidationError
 from .result import Result
 
-__all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize"]
+__all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
+           "maximize_ksubmodular", "KINDS"]
+
+#: Problem kinds a method may solve.
+KINDS = ("set", "ksubmodular")
+#: Arguments every method takes that are not method-specific options.
+_COMMON = frozenset({"f", "constraint", "epsilon", "delta", "rng", "budget"})
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A registered method: its callable, whether it is private, and a one-line summary."""
+    """A registered method and its declared capabilities.
+
+    Attributes
+    ----------
+    name : str
+    fn : callable
+        ``fn(f, constraint, *, [epsilon, delta, budget,] rng, **options) -> Result``.
+    kind : {"set", "ksubmodular"}
+        The objective it maximizes.
+    private : bool
+        Whether its release is differentially private (then it takes ``epsilon``, ``delta`` and
+        ``budget``).
+    summary : str
+    constraints : tuple of str
+        Constraint kinds it accepts: ``"cardinality"``, ``"matroid"``, ``"knapsack"``.
+    needs_delta : bool
+        Whether it needs ``delta > 0``.
+    backends : tuple of str
+        Noise backends it can draw from (empty for a non-private method).
+    options : tuple of str
+        Its method-specific keyword options.
+    """
 
     name: str
     fn: Callable[..., Result]
+    kind: str
     private: bool
     summary: str
+    constraints: tuple[str, ...]
+    needs_delta: bool
+    backends: tuple[str, ...]
+    options: tuple[str, ...]
+
+    @property
+    def budget(self) -> bool:
+        """Whether it accepts ``budget=`` (every private method does)."""
+        return self.private
 
 
-_METHODS: dict[str, MethodSpec] = {}
+_REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 
 
-def register(name: str, *, private: bool, summary: str
+def register(name: str, *, private: bool, summary: str, kind: str = "set",
+             constraints: tuple[str, ...] = ("cardinality", "matroid"),
+             needs_delta: bool = False, backends: tuple[str, ...] | None = None
              ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
-    """Decorator adding a method to the registry under ``name``."""
+    """Decorator registering a method under ``name`` with its capabilities."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
     def deco(fn: Callable[..., Result]) -> Callable[..., Result]:
-        if name in _METHODS and _METHODS[name].fn is not fn:
-            raise ValueError(f"a method named {name!r} is already registered")
-        _METHODS[name] = MethodSpec(name, fn, private, summary)
+        key = (kind, name)
+        if key in _REGISTRY and _REGISTRY[key].fn is not fn:
+            raise ValueError(f"a {kind} method named {name!r} is already registered")
+        params = inspect.signature(fn).parameters
+        options = tuple(p for p, v in params.items()
+                        if p not in _COMMON and v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL))
+        if private and "budget" not in params:
+            raise ValueError(f"private method {name!r} must take budget=")
+        bk = (("numpy", "secure") if private else ()) if backends is None else tuple(backends)
+        _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
+                                    needs_delta, bk, options)
         return fn
 
     return deco
 
 
-def list_methods(private: bool | None = None) -> list[str]:
-    """Names of the registered methods (all, or only the private or non-private ones)."""
-    _load_builtin()
-    return sorted(n for n, m in _METHODS.items() if private is None or m.private == private)
+def list_methods(private: bool | None = None, *, kind: str = "set") -> list[str]:
+    """Names of the registered methods of ``kind`` (all, or only the private or non-private ones).
+
+    >>> "private_greedy" in list_methods(private=True)
+    True
+    """
+    return sorted(n for (k, n), m in _REGISTRY.items()
+                  if k == kind and (private is None or m.private == private))
 
 
-def get_method(name: str) -> MethodSpec:
+def get_method(name: str, *, kind: str = "set") -> MethodSpec:
     """The registered method called ``name``; the error lists the valid names."""
-    _load_builtin()
     try:
-        return _METHODS[name]
+        return _REGISTRY[(kind, name)]
     except KeyError:
+        what = "k-submodular method" if kind == "ksubmodular" else "method"
         raise ValidationError(
-            f"Unknown method {name!r}. Valid methods: {', '.join(list_methods())}."
+            f"Unknown {what} {name!r}. Valid {what}s: {', '.join(list_methods(kind=kind))}."
         ) from None
 
 
-def _load_builtin() -> None:
-    # Importing the algorithm modules registers them; done lazily to keep imports acyclic.
-    from . import builtin  # noqa: F401
+def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
+              epsilon: float | None, delta: float, budget: Any, rng: RNGLike,
+              options: dict[str, Any]) -> Result:
+    if not isinstance(method, str):
+        raise ValidationError(f"The 'method' parameter of {caller} must be a method name (str); "
+                              f"got {type(method).__name__}. See list_methods().")
+    spec = get_method(method, kind=kind)
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        valid = ", ".join(spec.options) if spec.options else "none"
+        raise ValidationError(
+            f"{caller}: method {method!r} takes no option(s) {', '.join(map(repr, unknown))}. "
+            f"Its options are: {valid}."
+        )
+    if spec.private:
+        if epsilon is None:
+            raise ValidationError(
+                f"Method {method!r} is private and needs its share of the budget: pass epsilon= "
+                "(and delta= for approximate DP), and budget= to charge the data set's budget."
+            )
+        epsilon = check_epsilon(epsilon, caller=caller)
+        delta = check_delta(delta, caller=caller)
+        return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
+                       **options)
+    if epsilon is not None or budget is not None:
+        arg = "epsilon" if epsilon is not None else "budget"
+        raise ValidationError(
+            f"Method {method!r} is not private, so it takes no {arg}. Choose a private method "
+            f"({', '.join(list_methods(private=True, kind=kind)) or 'none registered'}) or omit "
+            f"{arg}."
+        )
+    return spec.fn(f, constraint, rng=rng, **options)
 
 
 def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float | None = None,
-             delta: float = 0.0, rng: RNGLike = None, **options: Any) -> Result:
+             delta: float = 0.0, budget: Any = None, rng: RNGLike = None,
+             **options: Any) -> Result:
     """Maximize a set function under a constraint with a registered method.
 
     Parameters
@@ -80,11 +168,17 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
     method : str, default="greedy"
         A name from :func:`list_methods`.
     epsilon, delta : float
-        The total privacy budget; required by private methods, refused by non-private ones.
+        The privacy cost of this release; required by private methods, refused by non-private
+        ones.
+    budget : Budget, optional
+        The data set's budget; a private method charges its whole cost to it before drawing any
+        noise (and raises :class:`~dpsubmod.errors.BudgetExceededError`, releasing nothing, when
+        it does not fit).
     rng : int, Generator or None
-        All randomness of the run.
+        All randomness of the run. A seeded run on the numpy backend is a reproducible
+        simulation, not a private release.
     **options
-        Method-specific parameters (see each method's docstring).
+        Method-specific parameters (see each method's docstring); an unknown one is refused.
 
     Returns
     -------
@@ -97,19 +191,33 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
     >>> maximize(Modular([3.0, 1.0, 2.0]), 2).selection
     (0, 2)
     """
-    spec = get_method(method)
-    if spec.private:
-        if epsilon is None:
-            raise ValidationError(
-                f"Method {method!r} is private and needs a budget: pass epsilon= (and delta= for "
-                "approximate DP)."
-            )
-        epsilon = check_epsilon(epsilon, caller="maximize")
-        delta = check_delta(delta, caller="maximize")
-        return spec.fn(f, constraint, epsilon=epsilon, delta=delta, rng=rng, **options)
-    if epsilon is not None:
-        raise ValidationError(
-            f"Method {method!r} is not private, so it takes no epsilon. Choose a private method "
-            f"({', '.join(list_methods(private=True)) or 'none registered'}) or omit epsilon."
-        )
-    return spec.fn(f, constraint, rng=rng, **options)
+    return _dispatch("set", "maximize", f, constraint, method, epsilon, delta, budget, rng,
+                     options)
+
+
+def maximize_ksubmodular(f: Any, constraint: Any, method: str = "ks_greedy", *,
+                         epsilon: float | None = None, delta: float = 0.0, budget: Any = None,
+                         rng: RNGLike = None, **options: Any) -> Result:
+    """Maximize a k-submodular function under a matroid with a registered method.
+
+    Parameters are as in :func:`maximize`; ``method`` is a name from
+    ``list_methods(kind="ksubmodular")`` and ``constraint`` is ``B`` (at most ``B`` labelled
+    items) or a Matroid on the support.
+
+    Returns
+    -------
+    Result
+        ``selection`` is the tuple of ``(item, label)`` pairs in the order chosen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsubmod.functions.ksubmodular import KFacilityLocation
+    >>> sim = np.random.default_rng(0).uniform(size=(2, 30, 6))
+    >>> f = KFacilityLocation(sim, max_similarity=1.0)
+    >>> res = maximize_ksubmodular(f, 2, "ks_private", epsilon=1.0, rng=0)
+    >>> len(res.selection), res.privacy.epsilon <= 1.0
+    (2, True)
+    """
+    return _dispatch("ksubmodular", "maximize_ksubmodular", f, constraint, method, epsilon,
+                     delta, budget, rng, options)

@@ -19,13 +19,19 @@ from the parameters. The ``rng`` parameter is resolved only in ``_reset()``, so 
 with an integer seed replays the same run after every ``reset()`` and every ``clone()``, and
 ``clone(rng=other_seed)`` gives an independent replica.
 
-Whether a learner is private is a property of its state: :attr:`Learner.privacy` returns the
-privacy report of what has been released so far, or ``None`` for non-private learners (and for
-private learners with the noise switched off, which are *not* private).
+Privacy. A private learner lists, from its public parameters (``T``, ``epsilon``, ``n``, ...),
+every mechanism use of a whole run of ``T`` rounds in a
+:class:`~dpsubmod.privacy.plan.PrivacyPlan` (:meth:`OnlineBase._privacy_plan`).
+:attr:`OnlineBase.privacy` states that whole-run guarantee from construction on, before round 1,
+and ``None`` for a learner that gives none (non-private learners, and private learners with the
+noise switched off). A learner built with ``budget=`` charges the whole run to it at
+construction, before anything is released; :meth:`OnlineBase.reset` after play starts a new run
+and charges again, and so does a clone (a new release).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -36,6 +42,8 @@ import numpy as np
 from .._validation import check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
+from ..privacy.ledger import Ledger
+from ..privacy.plan import PrivacyPlan
 
 __all__ = ["Learner", "OnlineBase", "Feedback", "Sense", "as_selection"]
 
@@ -52,8 +60,63 @@ class OnlineBase(ABC):
     """Parameters public and untouched, state private, clone from the parameters.
 
     Subclasses store every ``__init__`` argument under its own name and build their state in
-    ``_reset()``; they never touch a parameter after construction.
+    ``_reset()``; they never touch a parameter after construction. A private subclass takes
+    ``budget=None`` and implements :meth:`_privacy_plan`; the base class charges the plan at
+    construction (after the most derived ``__init__`` has run) and on a reset after play.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_charges_budget", False):
+            return
+
+        @functools.wraps(init)
+        def charged_init(self: OnlineBase, *args: Any, **kw: Any) -> None:
+            init(self, *args, **kw)
+            if type(self).__init__ is charged_init:  # only once, after the most derived init
+                self._charge_run()
+
+        charged_init._charges_budget = True  # type: ignore[attr-defined]
+        cls.__init__ = charged_init  # type: ignore[method-assign]
+
+    # -- privacy ------------------------------------------------------------------------------
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """Every mechanism use of a whole run, from public parameters; ``None`` when the
+        learner gives no privacy guarantee (not private, or noise off)."""
+        return None
+
+    @property
+    def privacy(self) -> Any:
+        """The whole run's privacy guarantee (a
+        :class:`~dpsubmod.privacy.ledger.PrivacyReport`), stated from construction on, or
+        ``None`` for a learner that gives no guarantee."""
+        plan = self._privacy_plan()
+        return None if plan is None else plan.report()
+
+    def _charge_run(self) -> None:
+        """Charge one whole run to ``budget`` (nothing when there is none)."""
+        budget = getattr(self, "budget", None)
+        if budget is None:
+            return
+        name = type(self).__name__
+        if not isinstance(budget, Ledger):
+            raise ParameterTypeError(
+                f"The 'budget' parameter of {name} must be a dpsubmod Budget or None; got "
+                f"{type(budget).__name__}. Build one with dpsubmod.Budget(epsilon=1.0)."
+            )
+        plan = self._privacy_plan()
+        if plan is None:
+            raise ValidationError(
+                f"{name} was given a budget but, with these parameters, releases nothing under a "
+                "privacy guarantee (the noise is off); drop budget=, or pass a finite epsilon."
+            )
+        plan.charge(budget, caller=name)
+
+    def _has_played(self) -> bool:
+        """Whether anything was released since the state was built."""
+        return bool(getattr(self, "_round", 0) or getattr(self, "_pending", False)
+                    or getattr(self, "_t", 0))
 
     def _get_params(self) -> dict[str, Any]:
         """The constructor arguments, read back from the attributes of the same names."""
@@ -85,7 +148,14 @@ class OnlineBase(ABC):
         """Build the state from the parameters (called by ``reset`` and on first use)."""
 
     def reset(self) -> OnlineBase:
-        """Forget all state; the next round is round 1 again (same seed, same run)."""
+        """Forget all state; the next round is round 1 again (same seed, same run).
+
+        With a budget, a reset after play starts a new run: its whole cost is charged first
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes).
+        """
+        if getattr(self, "budget", None) is not None and self._has_played():
+            self._charge_run()
         self._reset()
         return self
 
@@ -188,7 +258,8 @@ class Learner(_Rounds):
     -----
     Learners are not thread-safe, and a learner object plays one run at a time: the harness
     (:func:`dpsubmod.online.run`) clones the learner it is given, so the caller's object is
-    never advanced.
+    never advanced, except a learner built with a budget, which the harness plays itself (a
+    clone would be a second release, charged again).
     """
 
     feedback: ClassVar[Feedback] = "full"
@@ -279,15 +350,9 @@ class Learner(_Rounds):
         return None
 
     @property
-    def privacy(self) -> Any:
-        """The privacy spent so far (a report with ``epsilon``, ``delta`` and the ledger), or
-        ``None`` for a learner that gives no privacy guarantee."""
-        return None
-
-    @property
     def epsilon_spent(self) -> float:
-        """The epsilon of everything released so far: 0 before the first selection of a private
-        learner's noisy state, ``inf`` for a learner that gives no guarantee."""
+        """The epsilon of the whole run's guarantee (:attr:`privacy`), ``inf`` for a learner
+        that gives no guarantee."""
         rep = self.privacy
         if rep is None:
             return math.inf

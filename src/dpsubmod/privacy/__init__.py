@@ -1,36 +1,70 @@
-"""Differential privacy building blocks: mechanisms, noise backends, continual release,
-accounting and auditing.
+"""Differential privacy building blocks: the budget, mechanisms, noise backends, continual
+release, composition and auditing.
 
-Every public name of the five modules is re-exported here:
-
+* :class:`Budget` (:mod:`~dpsubmod.privacy.budget`): the user's budget, charged before any noise
+  by every release, with adaptive privacy filters (:mod:`~dpsubmod.privacy.filters`);
+  :class:`FileBudget` persists one in a file shared between processes;
 * :mod:`~dpsubmod.privacy.mechanisms`: Laplace, Gaussian (classic, analytic, zCDP), l2 Laplace,
   exponential mechanism, report-noisy-max, permute-and-flip, with calibration helpers and
   privacy maps;
-* :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend
-  (exact discrete samplers on a CSPRNG);
+* :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
+  advance, and :func:`split_budget`, the one way a call splits its budget over its steps;
+* :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
 * :mod:`~dpsubmod.privacy.continual`: tree aggregation (binary mechanism) for vector streams;
-* :mod:`~dpsubmod.privacy.accounting`: the ledger of mechanism uses, composition theorems, the
-  budget that refuses overspending, and the privacy report;
 * :mod:`~dpsubmod.privacy.audit`: an exact checker and a black-box auditor.
 """
 
-from . import accounting as _accounting
-from . import audit as _audit
-from . import backends as _backends
-from . import continual as _continual
-from . import mechanisms as _mechanisms
-from .accounting import *  # noqa: F403
-from .audit import *  # noqa: F403
-from .backends import *  # noqa: F403
-from .continual import *  # noqa: F403
-from .mechanisms import *  # noqa: F403
+from .audit import AuditResult, ExactCheckResult, audit, clopper_pearson, exact_check, hockey_stick
+from .backends import BACKENDS, NoiseBackend, NumpyBackend, SecureBackend, resolve_backend
+from .budget import Budget
+from .budget_file import FileBudget
+from .calibration import (
+    exponential_mechanism_epsilon,
+    exponential_mechanism_weight,
+    gaussian_delta,
+    gaussian_rho,
+    gaussian_sigma,
+    laplace_epsilon,
+    laplace_scale,
+    report_noisy_max_epsilon,
+    report_noisy_max_scale,
+)
+from .composition import COMPOSITIONS, Split, compose, compose_epsilon, split_budget
+from .continual import TreeAggregator
+from .events import PrivacyEvent
+from .filters import FILTERS
+from .kov import advanced_composition, basic_composition, kov_composition
+from .ledger import Ledger, PrivacyReport
+from .mechanisms import (
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+    gaussian,
+    l2_laplace,
+    laplace,
+    permute_and_flip,
+    permute_and_flip_probabilities,
+    report_noisy_max,
+)
+from .plan import PrivacyPlan
+from .zcdp import rho_for_target, zcdp_to_dp
 
-# The function audit() shadows the submodule attribute of the same name; import the module
-# as ``dpsubmod.privacy.audit`` in a ``from ... import`` statement to reach its other names.
 __all__ = [
-    *_accounting.__all__,
-    *_audit.__all__,
-    *_backends.__all__,
-    *_continual.__all__,
-    *_mechanisms.__all__,
+    # the budget and its records
+    "Budget", "FileBudget", "Ledger", "PrivacyEvent", "PrivacyReport", "PrivacyPlan",
+    "FILTERS", "COMPOSITIONS",
+    # mechanisms
+    "laplace", "gaussian", "l2_laplace", "exponential_mechanism", "report_noisy_max",
+    "permute_and_flip", "exponential_mechanism_probabilities", "permute_and_flip_probabilities",
+    # calibration and privacy maps
+    "laplace_scale", "laplace_epsilon", "gaussian_sigma", "gaussian_delta", "gaussian_rho",
+    "exponential_mechanism_weight", "exponential_mechanism_epsilon", "report_noisy_max_scale",
+    "report_noisy_max_epsilon",
+    # composition
+    "compose", "compose_epsilon", "split_budget", "Split", "basic_composition",
+    "advanced_composition", "kov_composition", "zcdp_to_dp", "rho_for_target",
+    # backends and continual release
+    "NoiseBackend", "NumpyBackend", "SecureBackend", "BACKENDS", "resolve_backend",
+    "TreeAggregator",
+    # auditing
+    "exact_check", "ExactCheckResult", "hockey_stick", "audit", "AuditResult", "clopper_pearson",
 ]

@@ -39,7 +39,7 @@ from scipy import stats
 from .._rng import RNGLike, as_generator
 from .._validation import check_delta, check_int, check_real
 from ..errors import ParameterTypeError, ValidationError
-from .accounting import _check_finite_epsilon
+from .events import check_epsilon_finite
 
 __all__ = [
     "ExactCheckResult",
@@ -231,7 +231,7 @@ def exact_check(dist_fn: Callable[[Any], Any], D: Any, D_prime: Any, epsilon: fl
     """
     if not callable(dist_fn):
         raise ParameterTypeError("The 'dist_fn' parameter of exact_check must be callable.")
-    eps = _check_finite_epsilon(epsilon, caller="exact_check")
+    eps = check_epsilon_finite(epsilon, caller="exact_check")
     dlt = check_delta(delta, caller="exact_check")
     tol = check_real(tol, "tol", low=0.0, caller="exact_check")
     a = _as_distribution(dist_fn(D), "dist_fn(D)")
@@ -600,7 +600,7 @@ def audit(algorithm: Callable[[Any, np.random.Generator], Any], D: Any, D_prime:
         raise ParameterTypeError("The 'algorithm' parameter of audit must be callable "
                                  "algorithm(data, rng).")
     n_runs = check_int(n_runs, "n_runs", low=2, caller=caller)
-    eps = _check_finite_epsilon(epsilon_claimed, "epsilon_claimed", caller=caller)
+    eps = check_epsilon_finite(epsilon_claimed, "epsilon_claimed", caller=caller)
     dlt = check_delta(delta, caller=caller)
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True,
                        caller=caller)

@@ -465,19 +465,40 @@ class SecureBackend(NoiseBackend):
         return [math.floor(Fraction(float(x)) / g + half) for x in values.ravel()]
 
     # -- additive noise -----------------------------------------------------------------------
+    def to_units(self, values: np.ndarray, *, sensitivity: float, dim: int) -> list[int]:
+        """``values`` rounded to the grid of a ``dim``-dimensional query, as exact integers.
+
+        Sums of such integers are exact, so a stream summed in grid units keeps its declared
+        sensitivity whatever the magnitudes (a floating-point sum would not).
+        """
+        return self._round(np.asarray(values, dtype=float), self.grid(sensitivity, dim))
+
+    def add_laplace_units(self, units: list[int], scale: float, *, sensitivity: float,
+                          dim: int) -> np.ndarray:
+        """Discrete Laplace noise added to integer grid units; the release in real units."""
+        g = self.grid(sensitivity, dim)
+        t = Fraction(scale) / g
+        return np.array([float((n + discrete_laplace(t, self._source)) * g) for n in units])
+
+    def add_gaussian_units(self, units: list[int], sigma: float, *, sensitivity: float,
+                           dim: int) -> np.ndarray:
+        """Discrete Gaussian noise added to integer grid units; the release in real units."""
+        g = self.grid(sensitivity, dim)
+        sigma2 = (Fraction(sigma) / g) ** 2
+        return np.array([float((n + discrete_gaussian(sigma2, self._source)) * g)
+                         for n in units])
+
     def add_laplace(self, values: np.ndarray, scale: float, *, sensitivity: float) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        g = self.grid(sensitivity, values.size)
-        t = Fraction(scale) / g
-        out = [(n + discrete_laplace(t, self._source)) * g for n in self._round(values, g)]
-        return np.array([float(v) for v in out], dtype=float).reshape(values.shape)
+        units = self.to_units(values, sensitivity=sensitivity, dim=values.size)
+        return self.add_laplace_units(units, scale, sensitivity=sensitivity,
+                                      dim=values.size).reshape(values.shape)
 
     def add_gaussian(self, values: np.ndarray, sigma: float, *, sensitivity: float) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        g = self.grid(sensitivity, values.size)
-        sigma2 = (Fraction(sigma) / g) ** 2
-        out = [(n + discrete_gaussian(sigma2, self._source)) * g for n in self._round(values, g)]
-        return np.array([float(v) for v in out], dtype=float).reshape(values.shape)
+        units = self.to_units(values, sensitivity=sensitivity, dim=values.size)
+        return self.add_gaussian_units(units, sigma, sensitivity=sensitivity,
+                                       dim=values.size).reshape(values.shape)
 
     def add_l2_laplace(self, values: np.ndarray, scale: float, *,
                        sensitivity: float) -> np.ndarray:

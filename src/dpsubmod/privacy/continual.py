@@ -22,7 +22,7 @@ level, hence in at most ``L`` released nodes, so:
   ``rho = L sensitivity^2 / (2 sigma^2)``. From ``(epsilon, delta)`` the numpy backend calibrates
   ``sigma`` exactly by the analytic Gaussian (Balle & Wang 2018) at sensitivity
   ``sqrt(L) * sensitivity``; grid (secure) backends calibrate through zCDP
-  (``rho`` from :func:`~dpsubmod.privacy.accounting.rho_for_target`), since their discrete
+  (``rho`` from :func:`~dpsubmod.privacy.zcdp.rho_for_target`), since their discrete
   Gaussian is certified through zCDP only.
 
 Every prefix is post-processing of the node releases, so the whole stream costs one privacy event.
@@ -49,9 +49,11 @@ import numpy as np
 from .._rng import RNGLike
 from .._validation import check_delta, check_finite, check_int, check_real
 from ..errors import ParameterTypeError, StreamLengthError, ValidationError
-from .accounting import PrivacyEvent, _check_finite_epsilon, rho_for_target
 from .backends import NoiseBackend, resolve_backend
-from .mechanisms import gaussian_sigma_analytic
+from .calibration import gaussian_sigma_analytic
+from .events import PrivacyEvent, check_epsilon_finite
+from .ledger import Ledger, charge
+from .zcdp import rho_for_target
 
 __all__ = ["TreeAggregator", "tree_levels", "NOISES", "honaker_variance_ratio"]
 
@@ -126,10 +128,10 @@ class TreeAggregator:
     backend : {"numpy", "secure"}, NoiseBackend or None, default=None
         Noise backend (:mod:`dpsubmod.privacy.backends`); the secure backend releases node values
         on a grid with exact discrete noise and refuses l2-Laplace noise.
-    ledger : Ledger, Budget or None, default=None
-        Where the stream's single :class:`~dpsubmod.privacy.accounting.PrivacyEvent` is recorded,
+    budget : Budget, Ledger or None, default=None
+        Charged with the whole stream's single :class:`~dpsubmod.privacy.events.PrivacyEvent`
         at the first :meth:`update`, before any noise is drawn (a
-        :class:`~dpsubmod.privacy.accounting.Budget` may refuse it; then nothing changes).
+        :class:`~dpsubmod.privacy.budget.Budget` may refuse it; then nothing changes).
     noise_sampler : callable or None, default=None
         For testing only: ``noise_sampler(level, index) -> array of shape (dim,)`` replaces the
         calibrated node noise (``level`` is the node's height, ``index`` its 0-based position at
@@ -167,7 +169,7 @@ class TreeAggregator:
     def __init__(self, T: int, dim: int = 1, *, noise: str = "laplace",
                  sensitivity: float, epsilon: float | None = None, delta: float = 0.0,
                  rho: float | None = None, honaker: bool = False, rng: RNGLike = None,
-                 backend: str | NoiseBackend | None = None, ledger: Any = None,
+                 backend: str | NoiseBackend | None = None, budget: Any = None,
                  noise_sampler: Callable[[int, int], Any] | None = None) -> None:
         self.T = T
         self.dim = dim
@@ -179,7 +181,7 @@ class TreeAggregator:
         self.honaker = honaker
         self.rng = rng
         self.backend = backend
-        self.ledger = ledger
+        self.budget = budget
         self.noise_sampler = noise_sampler
         self._setup()
 
@@ -201,10 +203,10 @@ class TreeAggregator:
             raise ParameterTypeError(
                 f"The 'honaker' parameter of {caller} must be a bool; got {self.honaker!r}."
             )
-        if self.ledger is not None and not callable(getattr(self.ledger, "record", None)):
+        if self.budget is not None and not isinstance(self.budget, Ledger):
             raise ParameterTypeError(
-                f"The 'ledger' parameter of {caller} must be a Ledger or Budget (with a record "
-                f"method) or None; got {type(self.ledger).__name__}."
+                f"The 'budget' parameter of {caller} must be a dpsubmod Budget (or a Ledger, or "
+                f"None); got {type(self.budget).__name__}."
             )
         if self.noise_sampler is not None and not callable(self.noise_sampler):
             raise ParameterTypeError(
@@ -254,6 +256,10 @@ class TreeAggregator:
         self._t = 0
         self._recorded = False
         self._open = np.zeros((L, d))   # exact sums of the nodes still being filled
+        # On a grid backend each item is rounded to the grid and nodes are summed in exact
+        # integer units: a floating-point sum could move by more than the declared sensitivity
+        # between neighbouring streams (Casacuberta et al. 2022).
+        self._open_units = [[0] * d for _ in range(L)] if backend.discrete else None
         self._done = np.zeros((L, d))   # released value of the latest completed node per level
         self._prefix = np.zeros(d)
 
@@ -270,7 +276,7 @@ class TreeAggregator:
                 raise ValidationError(
                     f"{caller} with noise='gaussian' needs epsilon and delta (or rho)."
                 )
-            eps = _check_finite_epsilon(self.epsilon, caller=caller)
+            eps = check_epsilon_finite(self.epsilon, caller=caller)
             dlt = check_real(self.delta, "delta", low=0.0, high=1.0, low_open=True,
                              high_open=True, caller=caller,
                              fix="Gaussian noise needs 0 < delta < 1; use noise='laplace' for "
@@ -282,7 +288,7 @@ class TreeAggregator:
             )
         if self.epsilon is None:
             raise ValidationError(f"{caller} needs epsilon (the budget of the whole stream).")
-        eps = _check_finite_epsilon(self.epsilon, caller=caller)
+        eps = check_epsilon_finite(self.epsilon, caller=caller)
         dlt = check_delta(self.delta, caller=caller)
         if dlt != 0.0:
             raise ValidationError(
@@ -320,7 +326,7 @@ class TreeAggregator:
 
     @property
     def event(self) -> PrivacyEvent:
-        """The privacy cost of the whole stream (recorded in ``ledger`` at the first update)."""
+        """The privacy cost of the whole stream (charged to ``budget`` at the first update)."""
         return self._event
 
     def noise_variance(self, t: int | None = None) -> float:
@@ -351,7 +357,7 @@ class TreeAggregator:
         StreamLengthError
             When ``T`` items were already received; nothing is drawn or released.
         BudgetExceededError
-            From a :class:`~dpsubmod.privacy.accounting.Budget` ledger at the first update.
+            From a :class:`~dpsubmod.privacy.budget.Budget` at the first update.
         """
         if self._t >= self._T:
             raise StreamLengthError(
@@ -368,17 +374,26 @@ class TreeAggregator:
                 f"got {arr.shape}."
             )
         if not self._recorded:
-            if self.ledger is not None:
-                self.ledger.record(self._event)
+            charge(self.budget, self._event, "TreeAggregator.update")
             self._recorded = True
         t = self._t + 1
-        self._open += arr
+        if self._open_units is not None:
+            units = self._backend.to_units(arr, sensitivity=self._sens, dim=self._d)
+            for row in self._open_units:
+                for i, u in enumerate(units):
+                    row[i] += u
+        else:
+            self._open += arr
         top = (t & -t).bit_length() - 1  # trailing zeros: the levels whose node ends at t
         left_prev = None
         child = None
         for h in range(top + 1):
-            exact = self._open[h].copy()
-            self._open[h] = 0.0
+            if self._open_units is not None:
+                exact = self._open_units[h]
+                self._open_units[h] = [0] * self._d
+            else:
+                exact = self._open[h].copy()
+                self._open[h] = 0.0
             if not self.honaker and h < top:
                 continue  # never part of a prefix: not released, no noise drawn
             value = self._release(h, (t >> h) - 1, exact)
@@ -394,12 +409,24 @@ class TreeAggregator:
             if (t >> h) & 1:
                 self._prefix += self._done[h]
 
-    def _release(self, level: int, index: int, exact: np.ndarray) -> np.ndarray:
-        """The noisy value of the node at (``level``, ``index``); each node is released once."""
+    def _release(self, level: int, index: int, exact: Any) -> np.ndarray:
+        """The noisy value of the node at (``level``, ``index``); each node is released once.
+
+        ``exact`` is the node's sum: floats, or exact integer grid units on a grid backend.
+        """
+        b = self._backend
+        if self._open_units is not None:
+            if self.noise_sampler is not None:
+                g = float(b.grid(self._sens, self._d))
+                return np.array(exact, dtype=float) * g + np.asarray(
+                    self.noise_sampler(level, index), dtype=float).reshape(self._d)
+            if self.noise == "laplace":
+                return b.add_laplace_units(exact, self._scale, sensitivity=self._sens,
+                                           dim=self._d)
+            return b.add_gaussian_units(exact, self._scale, sensitivity=self._sens, dim=self._d)
         if self.noise_sampler is not None:
             noise = np.asarray(self.noise_sampler(level, index), dtype=float).reshape(self._d)
             return exact + noise
-        b = self._backend
         if self.noise == "laplace":
             return b.add_laplace(exact, self._scale, sensitivity=float(self.sensitivity))
         if self.noise == "l2laplace":
@@ -416,13 +443,13 @@ class TreeAggregator:
             "T": self.T, "dim": self.dim, "noise": self.noise, "sensitivity": self.sensitivity,
             "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho,
             "honaker": self.honaker, "rng": self.rng, "backend": self.backend,
-            "ledger": self.ledger, "noise_sampler": self.noise_sampler,
+            "budget": self.budget, "noise_sampler": self.noise_sampler,
         }
 
     def clone(self) -> TreeAggregator:
         """A fresh aggregator with the same parameters (an integer ``rng`` gives the same noise).
 
-        A clone is a new release: it records its own event in ``ledger`` when used.
+        A clone is a new release: it charges its own event to ``budget`` when used.
         """
         return TreeAggregator(**self._get_params())
 

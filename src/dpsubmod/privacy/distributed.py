@@ -22,17 +22,17 @@ import numpy as np
 
 from .._rng import RNGLike, as_generator, standard_gumbel
 from ..errors import InfeasibleConstraintError, ParameterTypeError, ValidationError
-from .accounting import PrivacyEvent
-from .backends import NumpyBackend
-from .mechanisms import (
-    _check_ledger,
+from ._inputs import (
+    _charge,
+    _check_budget,
     _clip_range,
     _div_down,
     _epsilon,
     _note,
-    _record,
     _selection_sensitivity,
 )
+from .backends import NumpyBackend
+from .events import PrivacyEvent
 
 __all__ = ["distributed_exponential_mechanism", "partition_winner", "contiguous_partitions"]
 
@@ -169,7 +169,7 @@ def distributed_exponential_mechanism(
         score_fn: Callable[[Any], Any], partitions: Sequence[Any], *, epsilon: float,
         sensitivity: float | None = None, monotonic: bool = False,
         range_sensitivity: float | None = None, clip_range: tuple[float, float] | None = None,
-        ledger: Any = None, rng: RNGLike = None, executor: Any = None) -> int:
+        budget: Any = None, rng: RNGLike = None, executor: Any = None) -> int:
     """Exponential mechanism over candidates scored partition by partition (Gumbel-max).
 
     Selects candidate ``i`` with probability proportional to ``exp(w * q_i)``, exactly as
@@ -194,10 +194,10 @@ def distributed_exponential_mechanism(
     sensitivity, monotonic, range_sensitivity, clip_range
         As in :func:`~dpsubmod.privacy.mechanisms.exponential_mechanism`; finite scores are
         clipped to ``clip_range`` on the worker before the draw.
-    ledger : object with ``record(event)``, optional
-        Receives ``PrivacyEvent("exponential_mechanism", epsilon, rho=epsilon**2/8)`` before any
-        partition is scored (if scoring then fails nothing is released and the recorded spend
-        is conservative).
+    budget : Budget or Ledger, optional
+        Charged with ``PrivacyEvent("exponential_mechanism", epsilon, rho=epsilon**2/8)`` before
+        any partition is scored (if scoring then fails nothing is released and the charge is
+        conservative).
     rng : int, Generator, SeedSequence or None
         Resolved once; partition ``j`` draws its Gumbel noise from the ``j``-th child of
         ``Generator.spawn``, so the result is reproducible for a given seed and partitioning
@@ -245,7 +245,7 @@ def distributed_exponential_mechanism(
     eps = _epsilon(epsilon, _CALLER)
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, _CALLER)
     clip = _clip_range(clip_range, _CALLER)
-    _check_ledger(ledger, _CALLER)
+    _check_budget(budget, _CALLER)
     if not callable(score_fn):
         raise ParameterTypeError(f"The 'score_fn' argument of {_CALLER} must be callable; got "
                                  f"{type(score_fn).__name__}.")
@@ -254,7 +254,7 @@ def distributed_exponential_mechanism(
     weight = _div_down(eps, c * base)
     shift = 0.0 if clip is None else clip[1]
     backend = NumpyBackend(gen)
-    _record(ledger, lambda: PrivacyEvent(
+    _charge(budget, _CALLER, lambda: PrivacyEvent(
         "exponential_mechanism", eps, 0.0, rho=eps * eps / 8.0,
         note=_note(backend, base, 1, weight=weight, kind=kind, monotonic=bool(monotonic),
                    partitions=len(parts))))

@@ -1,0 +1,309 @@
+"""Calibration (budget -> noise parameter) and privacy maps (noise parameter -> budget).
+
+Scales are rounded up, and weights and budgets spent rounded so that the floating-point result
+never claims more privacy than the real-number formula. References as in
+:mod:`dpsubmod.privacy.mechanisms`.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy import optimize, special
+
+from .._validation import check_delta, check_real
+from ..errors import ValidationError
+from ._inputs import (
+    _div_down,
+    _div_up,
+    _epsilon,
+    _mul_up,
+    _positive,
+    _selection_sensitivity,
+    _sensitivity,
+)
+
+__all__ = [
+    "laplace_scale",
+    "laplace_epsilon",
+    "l2_laplace_scale",
+    "l2_laplace_epsilon",
+    "gaussian_sigma",
+    "gaussian_sigma_classic",
+    "gaussian_sigma_analytic",
+    "gaussian_sigma_zcdp",
+    "gaussian_delta",
+    "gaussian_rho",
+    "zcdp_rho_for",
+    "exponential_mechanism_weight",
+    "exponential_mechanism_epsilon",
+    "report_noisy_max_scale",
+    "report_noisy_max_epsilon",
+]
+
+
+def laplace_scale(epsilon: float, sensitivity: float) -> float:
+    """Laplace scale ``b = sensitivity / epsilon`` (rounded up) for an eps-DP release.
+
+    ``sensitivity`` is the l1 sensitivity of the (scalar or vector) query. [DR14, Thm 3.6]
+    """
+    return _div_up(_sensitivity(sensitivity, "laplace_scale"), _epsilon(epsilon, "laplace_scale"))
+
+
+def laplace_epsilon(scale: float, sensitivity: float) -> float:
+    """Privacy map of the Laplace mechanism: ``epsilon = sensitivity / scale`` (rounded up)."""
+    return _div_up(_sensitivity(sensitivity, "laplace_epsilon"),
+                   _positive(scale, "scale", "laplace_epsilon"))
+
+
+def l2_laplace_scale(epsilon: float, sensitivity: float) -> float:
+    """Scale of the l2 Laplace density ``exp(-||z||_2 / b)``: ``b = l2 sensitivity / epsilon``."""
+    return _div_up(_sensitivity(sensitivity, "l2_laplace_scale"),
+                   _epsilon(epsilon, "l2_laplace_scale"))
+
+
+def l2_laplace_epsilon(scale: float, sensitivity: float) -> float:
+    """Privacy map of the l2 Laplace mechanism: ``epsilon = l2 sensitivity / scale``."""
+    return _div_up(_sensitivity(sensitivity, "l2_laplace_epsilon"),
+                   _positive(scale, "scale", "l2_laplace_epsilon"))
+
+
+def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> float:
+    """Classic Gaussian calibration ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon``.
+
+    Guarantee: (epsilon, delta)-DP for an l2 sensitivity ``Delta`` [DR14, Thm A.1]. The theorem
+    only holds for ``epsilon < 1``; larger values are refused (use
+    :func:`gaussian_sigma_analytic`, which is exact for every epsilon and never larger).
+    """
+    caller = "gaussian_sigma_classic"
+    eps = _epsilon(epsilon, caller)
+    dlt = _gaussian_delta_param(delta, caller)
+    sens = _sensitivity(sensitivity, caller)
+    if eps >= 1.0:
+        raise ValidationError(
+            f"The classic Gaussian calibration of {caller} is proved only for epsilon < 1 "
+            f"(Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use calibration='analytic'."
+        )
+    return math.nextafter(sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, math.inf)
+
+
+def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    # log of Phi(D/(2s) - e s/D) - e^eps Phi(-D/(2s) - e s/D), computed in log space so that
+    # tiny deltas and large epsilons keep their precision.
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    la = float(special.log_ndtr(a - b))
+    lb = epsilon + float(special.log_ndtr(-a - b))
+    if lb >= la:
+        return -math.inf
+    return la + math.log1p(-math.exp(lb - la))
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """Privacy profile of the Gaussian mechanism: the smallest delta for a given epsilon.
+
+    ``delta(eps) = Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) -
+    eps sigma/Delta)``: the mechanism is (eps, delta)-DP exactly when delta is at least this
+    value [BW18, Thm 8]. Accepts any ``epsilon >= 0``.
+    """
+    caller = "gaussian_delta"
+    s = _positive(sigma, "sigma", caller)
+    eps = check_real(epsilon, "epsilon", low=0.0, high=math.inf, high_open=True, caller=caller)
+    sens = _sensitivity(sensitivity, caller)
+    return math.exp(_log_gaussian_delta(s, eps, sens))
+
+
+def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) -> float:
+    """Analytic Gaussian calibration of Balle and Wang (2018): the smallest exact sigma.
+
+    Solves ``gaussian_delta(sigma, epsilon, sensitivity) = delta`` for sigma (the left side
+    decreases in sigma) by Brent's method on ``log sigma`` with the profile evaluated in log
+    space, then steps up by ulps until the condition holds, so the returned sigma satisfies it
+    while ``sigma * (1 - 1e-9)`` does not.
+
+    Guarantee: (epsilon, delta)-DP for an l2 sensitivity ``Delta``, for every epsilon > 0
+    [BW18, Thm 8 and Alg. 1]; never above the classic calibration.
+    """
+    caller = "gaussian_sigma_analytic"
+    eps = _epsilon(epsilon, caller)
+    dlt = _gaussian_delta_param(delta, caller)
+    sens = _sensitivity(sensitivity, caller)
+    target = math.log(dlt)
+
+    def excess(log_sigma: float) -> float:
+        return _log_gaussian_delta(math.exp(log_sigma), eps, sens) - target
+
+    # sigma -> 0 gives delta -> 1 and sigma -> inf gives delta -> 0: bracket by doubling.
+    guess = math.log(sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps)
+    lo = hi = guess
+    while excess(lo) <= 0.0:
+        lo -= math.log(2.0)
+    while excess(hi) > 0.0:
+        hi += math.log(2.0)
+    root = optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps,
+                           maxiter=500)
+    sigma = math.exp(root)
+
+    def holds(s: float) -> bool:  # in log space and after exponentiation
+        log_d = _log_gaussian_delta(s, eps, sens)
+        return log_d <= target and math.exp(log_d) <= dlt
+
+    # Step up (one ulp, then doubling steps: a few iterations at most) until it holds.
+    step = 0.0
+    while not holds(sigma):
+        step = max(2.0 * step, math.ulp(sigma))
+        sigma += step
+    return sigma
+
+
+def gaussian_sigma_zcdp(rho: float, sensitivity: float) -> float:
+    """``sigma = Delta / sqrt(2 rho)`` (rounded up), so the Gaussian mechanism is rho-zCDP.
+
+    [BS16, Prop 1.6]: Gaussian noise of standard deviation sigma on a query of l2 sensitivity
+    Delta is ``Delta**2 / (2 sigma**2)``-zCDP.
+    """
+    caller = "gaussian_sigma_zcdp"
+    r = _positive(rho, "rho", caller, "Pass a positive zCDP budget such as rho=0.5.")
+    sens = _sensitivity(sensitivity, caller)
+    sigma = sens / math.sqrt(2.0 * r)
+    # Exact check of sigma**2 * 2 rho >= Delta**2, so that sigma is never below the formula.
+    while Fraction(sigma) ** 2 * 2 * Fraction(r) < Fraction(sens) ** 2:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
+def gaussian_rho(sigma: float, sensitivity: float) -> float:
+    """Privacy map of the Gaussian mechanism in zCDP: ``rho = Delta**2 / (2 sigma**2)``."""
+    caller = "gaussian_rho"
+    s = _positive(sigma, "sigma", caller)
+    sens = _sensitivity(sensitivity, caller)
+    rho = sens * sens / (2.0 * s * s)
+    while Fraction(rho) * 2 * Fraction(s) ** 2 < Fraction(sens) ** 2:
+        rho = math.nextafter(rho, math.inf)
+    return rho
+
+
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """The largest rho whose rho-zCDP guarantee implies (epsilon, delta)-DP by [BS16, Prop 1.3].
+
+    ``rho-zCDP => (rho + 2 sqrt(rho ln(1/delta)), delta)-DP``; inverting gives
+    ``rho = (sqrt(epsilon + ln(1/delta)) - sqrt(ln(1/delta)))**2`` (rounded down). Used to
+    calibrate the discrete Gaussian of the secure backend, whose guarantee is stated in zCDP.
+    """
+    caller = "zcdp_rho_for"
+    eps = _epsilon(epsilon, caller)
+    dlt = _gaussian_delta_param(delta, caller)
+    log_inv = math.log(1.0 / dlt)
+    # (sqrt(a + b) - sqrt(b))**2 written without cancellation: a**2 / (sqrt(a + b) + sqrt(b))**2
+    rho = eps * eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv)) ** 2
+    return math.nextafter(rho, 0.0)
+
+
+def _gaussian_delta_param(delta: object, caller: str) -> float:
+    dlt = check_delta(delta, caller=caller)
+    if dlt == 0.0:
+        raise ValidationError(
+            f"The 'delta' parameter of {caller} must be > 0: the Gaussian mechanism has no "
+            "pure-DP guarantee. Pass delta=1e-6 (say), or rho= for a zCDP guarantee, or use "
+            "laplace(...)."
+        )
+    return dlt
+
+
+_GAUSSIAN_CALIBRATIONS = ("analytic", "classic", "zcdp")
+
+
+def gaussian_sigma(*, sensitivity: float, epsilon: float | None = None,
+                   delta: float | None = None, rho: float | None = None,
+                   calibration: str = "analytic") -> float:
+    """Gaussian noise standard deviation from a target budget.
+
+    Parameters
+    ----------
+    sensitivity : float
+        l2 sensitivity of the query.
+    epsilon, delta : float, optional
+        Target (epsilon, delta) (both, with delta > 0); mutually exclusive with ``rho``.
+    rho : float, optional
+        Target zCDP budget; ``sigma = Delta / sqrt(2 rho)``.
+    calibration : {"analytic", "classic", "zcdp"}, default="analytic"
+        How (epsilon, delta) becomes sigma: ``"analytic"`` (Balle and Wang, exact, any epsilon),
+        ``"classic"`` (Dwork and Roth, epsilon < 1 only), ``"zcdp"`` (through
+        :func:`zcdp_rho_for`; needed for the discrete Gaussian). Ignored with ``rho``.
+
+    Returns
+    -------
+    float
+    """
+    caller = "gaussian_sigma"
+    if calibration not in _GAUSSIAN_CALIBRATIONS:
+        raise ValidationError(
+            f"The 'calibration' parameter of {caller} must be one of "
+            f"{list(_GAUSSIAN_CALIBRATIONS)}; got {calibration!r}."
+        )
+    if rho is not None:
+        if epsilon is not None or delta is not None:
+            raise ValidationError(
+                f"Pass either rho or (epsilon, delta) to {caller}, not both."
+            )
+        return gaussian_sigma_zcdp(rho, sensitivity)
+    if epsilon is None or delta is None:
+        raise ValidationError(
+            f"{caller} needs a target budget: epsilon and delta together, or rho."
+        )
+    if calibration == "classic":
+        return gaussian_sigma_classic(epsilon, delta, sensitivity)
+    if calibration == "zcdp":
+        return gaussian_sigma_zcdp(zcdp_rho_for(epsilon, delta), sensitivity)
+    return gaussian_sigma_analytic(epsilon, delta, sensitivity)
+
+
+def exponential_mechanism_weight(epsilon: float, sensitivity: float | None = None, *,
+                                 monotonic: bool = False,
+                                 range_sensitivity: float | None = None) -> float:
+    """The coefficient ``w`` of ``exp(w * score)`` that makes the exponential mechanism eps-DP.
+
+    ``w = epsilon / (2 Delta)`` for general scores, ``epsilon / Delta`` for monotone scores,
+    ``epsilon / R`` for scores of range sensitivity ``R`` (see :func:`exponential_mechanism`);
+    rounded down.
+    """
+    caller = "exponential_mechanism_weight"
+    eps = _epsilon(epsilon, caller)
+    base, _, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
+    return _div_down(eps, c * base)
+
+
+def exponential_mechanism_epsilon(weight: float, sensitivity: float | None = None, *,
+                                  monotonic: bool = False,
+                                  range_sensitivity: float | None = None) -> float:
+    """Privacy map of the exponential mechanism drawing proportionally to ``exp(weight * score)``.
+
+    ``epsilon = 2 * weight * Delta`` (general), ``weight * Delta`` (monotone) or
+    ``weight * R`` (range sensitivity ``R``); rounded up. A greedy step that samples with
+    weights ``exp(eps' * gain)`` on marginal gains of an objective of sensitivity ``Delta``
+    costs ``exponential_mechanism_epsilon(eps', Delta) = 2 eps' Delta``.
+    """
+    caller = "exponential_mechanism_epsilon"
+    w = _positive(weight, "weight", caller)
+    base, _, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
+    return _mul_up(w, c * base)
+
+
+def report_noisy_max_scale(epsilon: float, sensitivity: float, *,
+                           monotonic: bool = False) -> float:
+    """Laplace scale of eps-DP report-noisy-max: ``2 Delta / eps`` (general) or ``Delta / eps``."""
+    caller = "report_noisy_max_scale"
+    eps = _epsilon(epsilon, caller)
+    base, _, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
+    return _div_up(c * base, eps)
+
+
+def report_noisy_max_epsilon(scale: float, sensitivity: float, *,
+                             monotonic: bool = False) -> float:
+    """Privacy map of report-noisy-max with Laplace noise: ``c Delta / scale``, c = 2 or 1."""
+    caller = "report_noisy_max_epsilon"
+    b = _positive(scale, "scale", caller)
+    base, _, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
+    return _div_up(c * base, b)

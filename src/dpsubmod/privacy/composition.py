@@ -1,0 +1,377 @@
+"""Composition inside one call, whose steps are all fixed before it starts.
+
+A private algorithm knows, from public parameters alone, every mechanism use it will make (say
+``k`` exponential-mechanism steps of ``eps0`` each). It splits its total ``(epsilon, delta)`` over
+them with :func:`split_budget` (the one function that does so) and states the call's guarantee by
+:func:`compose`. Because the steps are fixed in advance, every rule below is valid here, including
+the ones that need parameters fixed in advance (advanced and optimal composition). Whether a
+*further* call fits a user's budget is a different question, answered by a privacy filter
+(:mod:`~dpsubmod.privacy.filters`).
+
+Composition rules (``composition=``)
+------------------------------------
+``"basic"``
+    The epsilons add and the deltas add (Dwork, McSherry, Nissim & Smith 2006; Dwork & Lei 2009).
+``"advanced"``
+    Advanced composition (Dwork, Rothblum & Vadhan 2010, Theorem III.3): ``k`` uses of
+    ``eps0``-DP mechanisms are ``(sqrt(2 k ln(1/delta')) eps0 + k eps0 (e^eps0 - 1),
+    k delta0 + delta')``-DP; heterogeneous events replace ``k eps0^2`` by ``sum eps_i^2``.
+``"kov"``
+    Optimal homogeneous composition (Kairouz, Oh & Viswanath 2015, Theorem 3.3), exact in log
+    space; heterogeneous events are composed as if each had the largest epsilon (valid, loose).
+``"zcdp"``
+    The rhos add (Bun & Steinke 2016): Gaussian ``Delta^2 / (2 sigma^2)``, exponential mechanism
+    ``eps^2 / 8`` (Cesar & Rogers 2021), pure ``eps^2 / 2``; converted to ``(eps, delta)`` by
+    Canonne, Kamath & Steinke 2020, Proposition 12.
+``"auto"``
+    The tightest of the rules above that applies at the requested delta.
+
+Every rule other than ``"basic"`` is capped by basic composition whenever basic composition meets
+the requested delta (both statements hold, so the smaller epsilon is valid).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scipy import optimize
+
+from .._validation import check_delta, check_int
+from ..errors import ParameterTypeError, ValidationError
+from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
+from .kov import drift, kov_epsilon_rr, kov_rr_target
+from .zcdp import zcdp_to_dp
+
+__all__ = ["COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",
+           "check_composition"]
+
+#: Composition rules inside one call (``composition=``), with the reference printed in privacy
+#: statements.
+COMPOSITIONS: dict[str, str] = {
+    "basic": "basic composition (Dwork, McSherry, Nissim & Smith 2006)",
+    "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
+    "kov": "optimal composition (Kairouz, Oh & Viswanath 2015)",
+    "zcdp": "zCDP composition (Bun & Steinke 2016) converted by Canonne, Kamath & Steinke 2020",
+    "auto": "the tightest valid composition",
+}
+_RULE_NAMES = ("basic", "advanced", "kov", "zcdp")
+
+
+def check_composition(composition: object, caller: str,
+                      allowed: Iterable[str] = tuple(COMPOSITIONS)) -> str:
+    """Validate a ``composition=`` argument against ``allowed``."""
+    allowed = tuple(allowed)
+    if not isinstance(composition, str):
+        raise ParameterTypeError(
+            f"The 'composition' parameter of {caller} must be a str, one of {list(allowed)}; "
+            f"got {composition!r}."
+        )
+    if composition not in allowed:
+        raise ValidationError(
+            f"The 'composition' parameter of {caller} must be one of {list(allowed)}; got "
+            f"{composition!r}."
+        )
+    return composition
+
+
+class _NotApplicable(Exception):
+    """A composition rule does not apply to these events at this delta."""
+
+
+@dataclass(frozen=True)
+class _Summary:
+    uses: int
+    eps_sum: float
+    delta_sum: float
+    eps_sq_sum: float
+    drift: float
+    eps_max: float
+    delta_max: float
+    rho: float | None
+
+    @classmethod
+    def of(cls, events: Iterable[PrivacyEvent]) -> _Summary:
+        ev = list(events)
+        if not ev:
+            return cls(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        c = [e.count for e in ev]
+        eps = [e.epsilon for e in ev]
+        zc = [e.zcdp for e in ev]
+        rho = None if any(z is None for z in zc) else math.fsum(n * z for n, z in zip(c, zc))
+        return cls(
+            uses=sum(c),
+            eps_sum=math.fsum(n * x for n, x in zip(c, eps)),
+            delta_sum=min(math.fsum(n * e.delta for n, e in zip(c, ev)), 1.0),
+            eps_sq_sum=math.fsum(n * x * x for n, x in zip(c, eps)),
+            drift=math.fsum(n * drift(x) for n, x in zip(c, eps)),
+            eps_max=max(eps),
+            delta_max=max(e.delta for e in ev),
+            rho=rho,
+        )
+
+
+def _basic(s: _Summary, target: float) -> tuple[float, float]:
+    if s.delta_sum > target * (1.0 + 1e-12):
+        raise _NotApplicable(
+            f"basic composition: the events' own deltas sum to {s.delta_sum:.6g}, more than "
+            f"delta={target:.6g}"
+        )
+    return s.eps_sum, s.delta_sum
+
+
+def _advanced(s: _Summary, target: float) -> tuple[float, float]:
+    slack = target - s.delta_sum
+    if not slack > 1e-12 * target:  # a rounding residue is no slack
+        raise _NotApplicable(
+            f"advanced composition needs a slack delta' = delta - (sum of the events' deltas "
+            f"= {s.delta_sum:.6g}) > 0; got delta={target:.6g}. Pass a larger delta (e.g. 1e-6)"
+        )
+    if s.uses == 0:
+        return 0.0, target
+    eps = math.sqrt(2.0 * math.log(1.0 / slack) * s.eps_sq_sum) + s.drift
+    return eps, target
+
+
+def _kov(s: _Summary, target: float) -> tuple[float, float]:
+    if s.uses == 0:
+        return 0.0, target
+    rr = kov_rr_target(target, s.delta_max, s.uses)
+    if rr < 0.0:
+        raise _NotApplicable(
+            f"optimal (KOV) composition needs delta >= 1 - (1 - delta_max)^k = "
+            f"{-math.expm1(s.uses * math.log1p(-s.delta_max)):.6g}; got delta={target:.6g}"
+        )
+    return kov_epsilon_rr(s.eps_max, s.uses, rr), target
+
+
+def _zcdp(s: _Summary, target: float) -> tuple[float, float]:
+    if s.rho is None:
+        raise _NotApplicable(
+            "zCDP composition: an event has delta > 0 and no zCDP cost (rho); record rho for it"
+        )
+    if s.rho == 0.0:
+        return 0.0, target
+    if target <= 0.0:
+        raise _NotApplicable(
+            "zCDP composition needs delta > 0 to convert to (epsilon, delta); pass e.g. delta=1e-6"
+        )
+    return zcdp_to_dp(s.rho, target), target
+
+
+_RULES = {"basic": _basic, "advanced": _advanced, "kov": _kov, "zcdp": _zcdp}
+_ORDER = {"basic": 0, "kov": 1, "advanced": 2, "zcdp": 3}
+
+
+def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
+            composition: str = "auto", *, caller: str = "compose") -> tuple[float, float, str]:
+    """The ``(epsilon, delta)`` of a sequence of events fixed in advance, and the rule used.
+
+    Parameters
+    ----------
+    events : iterable of PrivacyEvent
+    delta : float or None, default=None
+        Target total delta in ``[0, 1)``; ``None`` means the sum of the events' own deltas (so
+        only basic composition applies, with no slack).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        See the module docstring.
+    caller : str
+        Named in error messages.
+
+    Returns
+    -------
+    (epsilon, delta, rule) : tuple of (float, float, str)
+
+    Raises
+    ------
+    ValidationError
+        When the rule does not apply at ``delta``.
+    """
+    s = _Summary.of(events)
+    target = s.delta_sum if delta is None else check_delta(delta, caller=caller)
+    composition = check_composition(composition, caller)
+    found: list[tuple[float, float, str]] = []
+    if composition == "auto":
+        reasons = []
+        for m in _RULE_NAMES:
+            try:
+                found.append((*_RULES[m](s, target), m))
+            except _NotApplicable as exc:
+                reasons.append(str(exc))
+        if not found:
+            raise ValidationError(
+                f"{caller}: no composition rule applies at delta={target:.6g}: "
+                + "; ".join(reasons) + "."
+            )
+    else:
+        try:
+            found.append((*_RULES[composition](s, target), composition))
+        except _NotApplicable as exc:
+            raise ValidationError(
+                f"{caller}: cannot compose with composition={composition!r}: {exc}."
+            ) from None
+        if composition != "basic":
+            try:
+                found.append((*_basic(s, target), "basic"))
+            except _NotApplicable:
+                pass
+    return min(found, key=lambda r: (r[0], _ORDER[r[2]]))
+
+
+def compose_epsilon(epsilon: float, k: int, delta: float = 0.0, *, composition: str = "auto",
+                    bounded_range: bool = False) -> float:
+    """Total epsilon of ``k`` uses, fixed in advance, of an ``epsilon``-DP mechanism.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-use epsilon ``> 0``.
+    k : int
+        Number of uses ``>= 1``.
+    delta : float, default=0.0
+        Total delta of the statement (the events are pure, so all of it is slack).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+    bounded_range : bool, default=False
+        The uses are exponential mechanisms (``epsilon``-bounded range), whose zCDP cost is
+        ``epsilon^2 / 8`` instead of ``epsilon^2 / 2``.
+
+    Returns
+    -------
+    float
+    """
+    caller = "compose_epsilon"
+    e0 = check_epsilon_finite(epsilon, caller=caller)
+    k = check_int(k, "k", low=1, caller=caller)
+    d = check_delta(delta, caller=caller)
+    composition = check_composition(composition, caller)
+    return _compose_homogeneous(e0, k, d, composition, _bool(bounded_range, caller), caller)
+
+
+def _bool(value: object, caller: str) -> bool:
+    if not isinstance(value, bool):
+        raise ParameterTypeError(f"The 'bounded_range' parameter of {caller} must be a bool; got "
+                                 f"{value!r}.")
+    return value
+
+
+def _compose_homogeneous(e0: float, k: int, delta: float, composition: str,
+                         bounded_range: bool, caller: str) -> float:
+    rho = rho_exponential(e0) if bounded_range else None
+    return compose([PrivacyEvent("step", e0, 0.0, rho, k)], delta, composition, caller=caller)[0]
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a call's total budget is split over its steps (from :func:`split_budget`).
+
+    Attributes
+    ----------
+    epsilon_step : float
+        The epsilon of each step.
+    composition : str
+        The rule under which ``steps`` steps of ``epsilon_step`` compose to the total.
+    steps : int
+    delta : float
+        The delta the call's statement spends: 0 under basic composition of pure steps, else the
+        requested delta.
+    """
+
+    epsilon_step: float
+    composition: str
+    steps: int
+    delta: float
+
+
+def split_budget(epsilon: float, delta: float, steps: int, *, composition: str = "auto",
+                 bounded_range: bool = False, caller: str = "split_budget") -> Split:
+    """Split a call's total ``(epsilon, delta)`` over ``steps`` pure steps fixed in advance.
+
+    The one place where a private algorithm turns its total budget into a per-step epsilon.
+    ``"auto"`` takes the rule with the largest per-step epsilon among those valid at ``delta``
+    (only basic composition when ``delta == 0``), and keeps basic composition, which spends no
+    delta, unless another rule gives each step more than 1% more. The per-step epsilon inverts
+    :func:`compose_epsilon` (continuous and increasing: bracketing, Brent's method, then a
+    confirming check), so ``compose_epsilon(split.epsilon_step, steps, delta,
+    composition=split.composition) <= epsilon`` always holds, with equality to about 1e-13.
+
+    Parameters
+    ----------
+    epsilon : float
+        The call's total epsilon ``> 0``.
+    delta : float
+        The call's total delta in ``[0, 1)``.
+    steps : int
+        Number of steps ``>= 1``.
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+    bounded_range : bool, default=False
+        The steps are exponential mechanisms (zCDP cost ``epsilon^2 / 8``).
+    caller : str
+        Named in error messages.
+
+    Returns
+    -------
+    Split
+
+    Examples
+    --------
+    >>> split_budget(1.0, 0.0, 10).epsilon_step
+    0.1
+    >>> s = split_budget(1.0, 1e-6, 100, composition="advanced")
+    >>> round(compose_epsilon(s.epsilon_step, 100, 1e-6, composition="advanced"), 9)
+    1.0
+    """
+    total = check_epsilon_finite(epsilon, caller=caller)
+    d = check_delta(delta, caller=caller)
+    steps = check_int(steps, "steps", low=1, caller=caller)
+    composition = check_composition(composition, caller)
+    bounded_range = _bool(bounded_range, caller)
+    if composition not in ("basic", "auto") and d == 0.0:
+        raise ValidationError(
+            f"composition={composition!r} in {caller} needs delta > 0 (it trades delta for "
+            "epsilon). Pass delta=1e-6 (say) or composition='basic'."
+        )
+    rules = (("basic",) if d == 0.0 else _RULE_NAMES) if composition == "auto" else (composition,)
+    best, used = -1.0, "basic"
+    for rule in rules:
+        e0 = total / steps if rule == "basic" else _invert(total, steps, d, rule, bounded_range,
+                                                           caller)
+        # A rule that trades delta for epsilon must buy a real gain (over 1% per step);
+        # otherwise basic composition wins and the release stays pure.
+        if e0 > best * 1.01:
+            best, used = e0, rule
+    return Split(best, used, steps, 0.0 if used == "basic" else d)
+
+
+def _invert(total: float, k: int, delta: float, composition: str, bounded_range: bool,
+            caller: str) -> float:
+    def f(e0: float) -> float:
+        return _compose_homogeneous(e0, k, delta, composition, bounded_range, caller)
+
+    lo = total / k
+    f(lo)  # raises ValidationError when the rule does not apply at this delta
+    while lo > 0.0 and f(lo) > total:
+        lo = math.nextafter(lo, 0.0)
+    hi = 2.0 * lo
+    for _ in range(2000):
+        if f(hi) > total:
+            break
+        lo, hi = hi, 2.0 * hi
+    if lo > 0.0:
+        # Brent's method on the continuous, increasing composed epsilon, then step down until
+        # the composition is confirmed to fit (rounding may put the root a hair above)
+        root = optimize.brentq(lambda e: f(e) - total, lo, hi, xtol=1e-300, rtol=1e-14,
+                               maxiter=200)
+        for r in (0.0, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10):
+            cand = root * (1.0 - r)
+            if lo <= cand and f(cand) <= total:
+                return cand
+    for _ in range(400):  # fallback: plain bisection keeping f(lo) <= total
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= 1e-14 * hi:
+            break
+        if f(mid) <= total:
+            lo = mid
+        else:
+            hi = mid
+    return lo

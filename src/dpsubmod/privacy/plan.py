@@ -1,0 +1,164 @@
+"""The privacy plan of one call: its whole cost, known from public parameters before any noise.
+
+Every private entry point of dpsubmod (offline method, online learner) goes through this one
+path:
+
+1. from its public parameters it lists every mechanism use it will make (a
+   :class:`PrivacyPlan`), and the rule that composes them inside the call;
+2. :meth:`PrivacyPlan.charge` states the call's guarantee and charges it, as one event, to the
+   user's budget, before the first noise draw (a refusal raises and changes nothing);
+3. the run draws its noise through mechanisms charged to :meth:`PrivacyPlan.allowance`, a ledger
+   that admits exactly the planned uses and fails loudly, before drawing, on any use beyond them;
+4. the release reports the a-priori guarantee of step 2, whatever path the run took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import DPSubmodError
+from .composition import compose
+from .events import PrivacyEvent
+from .ledger import RULE_TEXT, Ledger, PrivacyReport, as_events, charge
+
+__all__ = ["PrivacyPlan", "Allowance", "PlanExceededError", "is_simulation"]
+
+
+class PlanExceededError(DPSubmodError, RuntimeError):
+    """A run tried a mechanism use beyond its privacy plan (a library bug); nothing was drawn."""
+
+
+def is_simulation(backend: Any, rng: Any) -> bool:
+    """Whether a run is a seeded numpy simulation: numpy noise and a seed or generator given."""
+    name = backend if isinstance(backend, str) or backend is None else getattr(backend, "name", "")
+    return (name in (None, "numpy")) and rng is not None
+
+
+def backend_name(backend: Any) -> str:
+    """The name under which a ``backend=`` argument is reported."""
+    if backend is None:
+        return "numpy"
+    if isinstance(backend, str):
+        return backend
+    return str(getattr(backend, "name", type(backend).__name__))
+
+
+@dataclass(frozen=True)
+class PrivacyPlan:
+    """Every mechanism use of one call, fixed before it starts, and how they compose.
+
+    Parameters
+    ----------
+    label : str
+        The call (a method or learner name); the budget records the call under it.
+    events : tuple of PrivacyEvent
+        The planned mechanism uses.
+    delta : float or None
+        The call's target delta (``None``: the events' own deltas, basic composition).
+    composition : str
+        The rule composing the events inside the call (a key of
+        :data:`~dpsubmod.privacy.composition.COMPOSITIONS`).
+    neighbouring : str
+        The neighbouring relation the guarantee refers to.
+    backend : str
+        The noise backend's name.
+    simulation : bool
+        A seeded numpy run: reproducible, not a private release.
+    guarantee : (float, float) or None
+        A whole-call ``(epsilon, delta)`` proved by the algorithm's own argument (for example
+        the decomposable greedy), used instead of composing ``events``.
+    """
+
+    label: str
+    events: tuple[PrivacyEvent, ...]
+    delta: float | None = None
+    composition: str = "basic"
+    neighbouring: str = ""
+    backend: str = "numpy"
+    simulation: bool = False
+    guarantee: tuple[float, float] | None = None
+
+    def report(self) -> PrivacyReport:
+        """The call's a-priori guarantee (computed from the plan alone)."""
+        if self.guarantee is not None:
+            eps, dlt = self.guarantee
+            used = self.composition
+        else:
+            eps, dlt, used = compose(self.events, self.delta, self.composition,
+                                     caller=self.label)
+        rho = Ledger(self.events).rho if self.guarantee is None else None
+        return PrivacyReport(epsilon=float(eps), delta=float(dlt), composition=used,
+                             backend=self.backend, events=tuple(self.events), rho=rho,
+                             neighbouring=self.neighbouring, simulation=self.simulation)
+
+    def charge(self, budget: Any, *, caller: str | None = None) -> PrivacyReport:
+        """Charge the call's whole cost to ``budget`` (or do nothing for ``None``).
+
+        Returns the call's :class:`~dpsubmod.privacy.ledger.PrivacyReport`. Raises
+        :class:`~dpsubmod.errors.BudgetExceededError` when it does not fit, before any noise.
+        """
+        rep = self.report()
+        note = (f"{rep.uses} mechanism use(s) by "
+                f"{RULE_TEXT.get(rep.composition, rep.composition)}; backend={self.backend}")
+        charge(budget, rep.event(self.label, note), caller or self.label)
+        return rep
+
+    def allowance(self) -> Allowance:
+        """A ledger admitting exactly the planned uses (pass it as the mechanisms' budget)."""
+        return Allowance(self.events, self.label)
+
+
+class Allowance(Ledger):
+    """A ledger that admits only the uses of a plan: each event must fit a planned one.
+
+    An event fits a planned kind when its epsilon, delta and zCDP cost are each at most the
+    planned ones (up to 1e-12 relative rounding) and uses of that kind remain.
+    """
+
+    def __init__(self, planned: Iterable[PrivacyEvent], label: str):
+        super().__init__()
+        self._slots = [[e, e.count] for e in planned]
+        self._label = label
+
+    @staticmethod
+    def _fits(event: PrivacyEvent, slot: PrivacyEvent) -> bool:
+        def le(a: float, b: float) -> bool:
+            return a <= b * (1.0 + 1e-12) + 1e-300
+
+        if not (le(event.epsilon, slot.epsilon) and le(event.delta, slot.delta)):
+            return False
+        sz = slot.zcdp
+        if sz is None:
+            return True
+        ez = event.zcdp
+        return ez is not None and le(ez, sz)
+
+    def charge(self, events: PrivacyEvent | Iterable[PrivacyEvent]) -> None:
+        ev = as_events(events, "Allowance.charge")
+        with self._lock:
+            counts = [s[1] for s in self._slots]
+            for e in ev:
+                need = e.count
+                for i, (slot, _) in enumerate(self._slots):
+                    if need and counts[i] and self._fits(e, slot):
+                        take = min(need, counts[i])
+                        counts[i] -= take
+                        need -= take
+                if need:
+                    raise PlanExceededError(
+                        f"{self._label} tried a mechanism use beyond its privacy plan "
+                        f"({e.mechanism}, epsilon={e.epsilon:.6g}, delta={e.delta:.6g}); "
+                        "nothing was drawn. This is a bug in dpsubmod: please report it."
+                    )
+            for i, c in enumerate(counts):
+                self._slots[i][1] = c
+            self._events.extend(ev)
+
+    @property
+    def unused(self) -> int:
+        """Planned uses not (yet) made."""
+        return int(np.sum([s[1] for s in self._slots]))
