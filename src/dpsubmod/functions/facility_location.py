@@ -114,8 +114,18 @@ class FacilityLocation(SetFunction):
           ``bandwidth`` ``h``; ``s_max = 1``.
         * ``"negative_distance"``: :math:`s = \max(0, D - \lVert x - c\rVert)` with the public
           ``radius`` ``D``; ``s_max = D``.
-        * a callable ``similarity(points_block, candidates) -> (m, n) array`` with a declared
-          ``s_max``; its outputs are clipped to ``[0, s_max]`` so the declaration always holds.
+        * a callable ``similarity(record, candidates) -> (1, n) array`` with a declared
+          ``s_max``; its outputs are clipped to ``[0, s_max]``.
+
+        Contract of a callable similarity: it is called once per record, with that record alone
+        (a read-only ``(1, d)`` array) and the public candidates (a read-only ``(n, d)`` array),
+        and must return that record's similarities to every candidate (shape ``(1, n)`` or
+        ``(n,)``). It never sees two records at once, so one record's row cannot depend on
+        another record (a rescaling by the largest distance over all records, say, is computed
+        over that record's own distances). It must be a pure function of its arguments: a
+        callable that keeps state between calls can still mix records, and then the declared
+        sensitivity does not hold. Clipping into ``[0, s_max]`` together with this contract is
+        what makes ``sensitivity = s_max / N`` hold.
 
         The bandwidth and radius must be public (not tuned on the private points), otherwise the
         declared sensitivity does not cover their choice.
@@ -327,25 +337,41 @@ def _neg_distance(P: np.ndarray, C: np.ndarray, radius: float, cap: float) -> np
 
 
 def _user_kernel(P: np.ndarray, C: np.ndarray, fn: Callable, cap: float) -> np.ndarray:
+    # One call per record: a row computed from its record and the public candidates alone
+    # keeps the replace-one sensitivity s_max / N whatever the callable does with its inputs
+    # (a callable given a block of records could rescale every row by a statistic of all of
+    # them, so that replacing one record moves every row).
+    n = C.shape[0]
+    cands = C.copy()
+    cands.flags.writeable = False
+    out = np.empty((P.shape[0], n), dtype=np.float64)
+    for i in range(P.shape[0]):
+        rec = P[i:i + 1].copy()
+        rec.flags.writeable = False
+        out[i] = _user_row(fn, rec, cands, n)
+    return np.clip(out, 0.0, cap, out=out)
+
+
+def _user_row(fn: Callable, rec: np.ndarray, C: np.ndarray, n: int) -> np.ndarray:
     try:
-        out = np.asarray(fn(P, C), dtype=np.float64)
+        row = np.asarray(fn(rec, C), dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValidationError(
             f"The 'similarity' callable of FacilityLocation.from_records failed or returned "
             f"non-numeric values: {exc}."
         ) from None
-    if out.shape != (P.shape[0], C.shape[0]):
+    if row.shape not in ((1, n), (n,)):
         raise ValidationError(
-            "The 'similarity' callable of FacilityLocation.from_records must return an array of "
-            f"shape (len(points_block), len(candidates)) = {(P.shape[0], C.shape[0])}; got "
-            f"{out.shape}."
+            "The 'similarity' callable of FacilityLocation.from_records is called with one "
+            f"record (shape (1, d)) and must return its similarities of shape (1, {n}) or "
+            f"({n},); got {row.shape}."
         )
-    if not np.isfinite(out).all():
+    if not np.isfinite(row).all():
         raise ValidationError(
             "The 'similarity' callable of FacilityLocation.from_records returned NaN or infinite "
             "values; it must return finite similarities."
         )
-    return np.clip(out, 0.0, cap, out=out)
+    return row.reshape(n)
 
 
 def _make_kernel(similarity: object, C: np.ndarray, bandwidth: object, radius: object,
