@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from dpsubmod.errors import ParameterTypeError, ValidationError
 from dpsubmod.privacy import backends as B
 from dpsubmod.privacy import mechanisms as M
-from dpsubmod.privacy.accounting import Ledger
+from dpsubmod.privacy import Ledger
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracles import chi_square_pvalue  # noqa: E402
@@ -301,7 +301,7 @@ def test_secure_backend_does_not_draw_from_numpy(monkeypatch):
     be = B.SecureBackend(random_source=CountingSource())
     ledger = Ledger()
     q = [0.0, 1.0, -np.inf, 0.5]
-    M.laplace([1.0, 2.0], epsilon=1.0, sensitivity=1.0, backend="secure", ledger=ledger)
+    M.laplace([1.0, 2.0], epsilon=1.0, sensitivity=1.0, backend="secure", budget=ledger)
     M.gaussian(1.0, epsilon=1.0, delta=1e-6, sensitivity=1.0, backend="secure")
     M.gaussian([1.0, 2.0], rho=0.5, sensitivity=1.0, backend="secure")
     M.exponential_mechanism(q, epsilon=1.0, sensitivity=1.0, backend="secure")

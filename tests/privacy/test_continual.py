@@ -17,7 +17,8 @@ from dpsubmod.errors import (
     StreamLengthError,
     ValidationError,
 )
-from dpsubmod.privacy.accounting import Budget, Ledger, zcdp_to_dp
+from dpsubmod.privacy import Budget, Ledger, SecureBackend
+from dpsubmod.privacy.zcdp import zcdp_to_dp
 from dpsubmod.privacy.continual import TreeAggregator, honaker_variance_ratio, tree_levels
 from dpsubmod.privacy.mechanisms import gaussian_delta
 from oracles import dyadic_prefix_reference
@@ -259,10 +260,10 @@ def test_stream_longer_than_T_raises_before_anything():
 
 def test_one_event_for_the_whole_stream():
     led = Ledger()
-    agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.7, ledger=led, rng=0)
+    agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.7, budget=led, rng=0)
     assert len(led) == 0  # nothing spent until the first release
     run(agg, np.ones((8, 1)))
-    assert led.events == [agg.event] and led.total() == (0.7, 0.0)
+    assert led.events == (agg.event,) and led.total() == (0.7, 0.0)
     assert "levels=4" in agg.event.note and "numpy" in agg.event.note
     run(agg.clone(), np.ones((3, 1)))  # a clone is a new release
     assert len(led) == 2
@@ -271,8 +272,8 @@ def test_one_event_for_the_whole_stream():
 def test_budget_refusal_releases_nothing():
     rng = np.random.default_rng(4)
     budget = Budget(1.0)
-    budget.spend(TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6).event)
-    agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6, ledger=budget, rng=rng)
+    budget.charge(TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6).event)
+    agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6, budget=budget, rng=rng)
     state = rng.bit_generator.state
     with pytest.raises(BudgetExceededError):
         agg.update([1.0])
@@ -304,7 +305,7 @@ def test_budget_refusal_releases_nothing():
     ({"noise": "gaussian", "epsilon": None, "rho": -1.0}, ValidationError),
     ({"rho": 0.5, "epsilon": None}, ValidationError),        # rho with Laplace
     ({"honaker": 1}, ParameterTypeError),
-    ({"ledger": object()}, ParameterTypeError),
+    ({"budget": object()}, ParameterTypeError),
     ({"noise": "l2laplace", "backend": "secure"}, ValidationError),
     ({"backend": "gpu"}, ValidationError),
 ])
@@ -337,3 +338,44 @@ def test_noise_free_aggregator_is_exact(T, honaker):
     agg = TreeAggregator(T, 1, sensitivity=1.0, epsilon=1.0, honaker=honaker,
                          noise_sampler=lambda h, j: [0.0])
     np.testing.assert_allclose(run(agg, items)[:, 0], np.cumsum(items[:, 0]), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# Grid backends sum exact integer units
+
+
+def _node_sum_units(stream, backend):
+    """The units the secure aggregator sums into its first level-1 node."""
+    agg = TreeAggregator(4, 1, sensitivity=1.0, epsilon=1.0, backend=backend,
+                         noise_sampler=lambda level, index: np.zeros(1))
+    agg.update([stream[0]])
+    agg.update([stream[1]])
+    return agg, sum(backend.to_units(np.array([x]), sensitivity=1.0, dim=1)[0] for x in stream)
+
+
+def test_secure_tree_sums_items_on_the_grid_whatever_their_magnitude():
+    """Items near 2**52 with sensitivity 1: a floating-point sum of a neighbouring pair moves by
+    1.5 (the claim would be exceeded 1.5 times); the integer sum of grid-rounded items moves by
+    at most the effective sensitivity the noise is calibrated to."""
+    be = SecureBackend()
+    g = float(be.grid(1.0, 1))
+    big = 2.0**52
+    a, b = [big, 0.51], [big, -0.49]  # neighbours: the second items differ by 1.0
+    float_gap = abs((a[0] + a[1]) - (b[0] + b[1]))
+    assert float_gap == 1.5  # the old path: summed in floats, then rounded
+    _, units_a = _node_sum_units(a, be)
+    _, units_b = _node_sum_units(b, be)
+    eff_units = be.effective_sensitivity(1.0, kind="l1", dim=1) / g
+    assert abs(units_a - units_b) <= eff_units
+    assert float_gap / g > eff_units  # the old path breaks the calibration: caught
+
+
+def test_secure_tree_releases_the_grid_sum_plus_node_noise():
+    be = SecureBackend()
+    g = float(be.grid(1.0, 1))
+    agg = TreeAggregator(4, 1, sensitivity=1.0, epsilon=1.0, backend=be,
+                         noise_sampler=lambda level, index: np.zeros(1))
+    for x in (0.3, 2.0**40 + 0.7, -1.2):
+        agg.update([x])
+    want = sum(round(x / g) for x in (0.3, 2.0**40 + 0.7, -1.2)) * g
+    assert agg.prefix()[0] == pytest.approx(want, rel=1e-15)

@@ -16,7 +16,7 @@ from dpsubmod.errors import (
     ParameterTypeError,
     ValidationError,
 )
-from dpsubmod.privacy.accounting import Ledger
+from dpsubmod.privacy import Ledger
 from dpsubmod.privacy.distributed import (
     contiguous_partitions,
     distributed_exponential_mechanism,
@@ -153,10 +153,10 @@ def test_dask_cluster_gives_the_same_draws_as_local():
     assert remote == local
 
 
-def test_ledger_records_one_exponential_event():
+def test_budget_is_charged_one_exponential_event():
     led = Ledger()
     distributed_exponential_mechanism(score_fn(), PARTS, epsilon=0.5, sensitivity=SENS,
-                                      ledger=led, rng=0)
+                                      budget=led, rng=0)
     assert len(led) == 1
     ev = led.events[0]
     assert ev.mechanism == "exponential_mechanism" and ev.epsilon == 0.5
@@ -177,7 +177,7 @@ def test_bad_partitions_are_refused_before_drawing(parts, err, match):
     led = Ledger()
     with pytest.raises(err, match=match):
         distributed_exponential_mechanism(score_fn(), parts, epsilon=1.0, sensitivity=1.0,
-                                          ledger=led, rng=0)
+                                          budget=led, rng=0)
     assert len(led) == 0
 
 

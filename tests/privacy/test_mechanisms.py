@@ -1,5 +1,5 @@
 """Mechanisms: sampler goodness of fit, exact privacy of the selection mechanisms, calibration
-boundaries, input validation and ledger recording.
+boundaries, input validation and budget charging.
 
 Statistical tests use fixed seeds; each states the false-alarm rate of its threshold, i.e. the
 probability that a correct sampler fails it for a fresh seed.
@@ -24,7 +24,7 @@ from dpsubmod.errors import (
     ValidationError,
 )
 from dpsubmod.privacy import mechanisms as M
-from dpsubmod.privacy.accounting import Ledger
+from dpsubmod.privacy import Ledger
 from dpsubmod.privacy.backends import NumpyBackend, SecureBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -453,8 +453,8 @@ BAD_COMMON = [
 def test_bad_privacy_parameters_raise_before_anything(name, arg, value):
     ledger, be = Ledger(), CountingBackend(0)
     with pytest.raises(DPSubmodError, match=f"'{arg}'"):
-        call(name, **{arg: value}, ledger=ledger, backend=be)
-    assert ledger.events == [] and be.draws == 0
+        call(name, **{arg: value}, budget=ledger, backend=be)
+    assert ledger.events == () and be.draws == 0
 
 
 @pytest.mark.parametrize("name", SELECTION)
@@ -462,20 +462,20 @@ def test_bad_scores(name):
     ledger, be = Ledger(), CountingBackend(0)
     for bad in ([0.0, np.nan, 1.0], [0.0, np.inf]):
         with pytest.raises(ValidationError, match="'scores'"):
-            call(name, scores=bad, ledger=ledger, backend=be)
+            call(name, scores=bad, budget=ledger, backend=be)
     with pytest.raises(InfeasibleConstraintError, match="-inf"):
-        call(name, scores=[-np.inf, -np.inf], ledger=ledger, backend=be)
+        call(name, scores=[-np.inf, -np.inf], budget=ledger, backend=be)
     with pytest.raises(ValidationError, match="'scores'"):
-        call(name, scores=[], ledger=ledger, backend=be)
+        call(name, scores=[], budget=ledger, backend=be)
     with pytest.raises(ValidationError, match="'scores'"):
-        call(name, scores=[[0.0, 1.0]], ledger=ledger, backend=be)
+        call(name, scores=[[0.0, 1.0]], budget=ledger, backend=be)
     with pytest.raises(ParameterTypeError, match="'scores'"):
-        call(name, scores=["a", "b"], ledger=ledger, backend=be)
+        call(name, scores=["a", "b"], budget=ledger, backend=be)
     with pytest.raises(DPSubmodError, match="clip_range"):
-        call(name, clip_range=(1.0, 0.0), ledger=ledger, backend=be)
+        call(name, clip_range=(1.0, 0.0), budget=ledger, backend=be)
     with pytest.raises(ParameterTypeError, match="monotonic"):
-        call(name, monotonic="yes", ledger=ledger, backend=be)
-    assert ledger.events == [] and be.draws == 0
+        call(name, monotonic="yes", budget=ledger, backend=be)
+    assert ledger.events == () and be.draws == 0
 
 
 @pytest.mark.parametrize("name", SELECTION)
@@ -492,8 +492,8 @@ def test_bad_values(name):
     ledger, be = Ledger(), CountingBackend(0)
     for bad in ([1.0, np.nan], [np.inf], []):
         with pytest.raises(ValidationError, match="'value'"):
-            call(name, value=bad, ledger=ledger, backend=be)
-    assert ledger.events == [] and be.draws == 0
+            call(name, value=bad, budget=ledger, backend=be)
+    assert ledger.events == () and be.draws == 0
 
 
 def test_bad_gaussian_budgets():
@@ -515,9 +515,9 @@ def test_selection_sensitivity_arguments():
         M.exponential_mechanism([0.0, 1.0], epsilon=1.0, range_sensitivity=0.0)
 
 
-def test_bad_ledger_and_backend_arguments():
-    with pytest.raises(ParameterTypeError, match="ledger"):
-        call("laplace", ledger=[])
+def test_bad_budget_and_backend_arguments():
+    with pytest.raises(ParameterTypeError, match="budget"):
+        call("laplace", budget=[])
     with pytest.raises(ValidationError, match="backend"):
         call("laplace", backend="fast")
     with pytest.raises(ValidationError, match="rng"):
@@ -527,12 +527,12 @@ def test_bad_ledger_and_backend_arguments():
 def test_secure_backend_refuses_l2_laplace_before_recording():
     ledger = Ledger()
     with pytest.raises(ValidationError, match="l2"):
-        call("l2_laplace", ledger=ledger, backend="secure")
-    assert ledger.events == []
+        call("l2_laplace", budget=ledger, backend="secure")
+    assert ledger.events == ()
 
 
 # =============================================================================================
-# ledger recording
+# budget charging
 # =============================================================================================
 @pytest.mark.parametrize("backend", ["numpy", "secure"])
 @pytest.mark.parametrize("name", list(CALLS))
@@ -540,8 +540,8 @@ def test_each_use_records_one_event(name, backend):
     if backend == "secure" and name == "l2_laplace":
         pytest.skip("refused by the secure backend (tested above)")
     ledger = Ledger()
-    call(name, ledger=ledger, backend=backend)
-    call(name, ledger=ledger, backend=backend)
+    call(name, budget=ledger, backend=backend)
+    call(name, budget=ledger, backend=backend)
     assert len(ledger.events) == 2
     ev = ledger.events[0]
     assert ev.mechanism == name and ev.count == 1
@@ -556,16 +556,17 @@ def test_each_use_records_one_event(name, backend):
 
 def test_gaussian_rho_target_records_zcdp_only():
     ledger = Ledger()
-    M.gaussian([0.0], rho=0.2, sensitivity=1.0, ledger=ledger, rng=0)
+    M.gaussian([0.0], rho=0.2, sensitivity=1.0, budget=ledger, rng=0)
     ev = ledger.events[0]
     assert ev.epsilon == math.inf and ev.delta == 0.0 and ev.rho == 0.2
 
 
-class RefusingLedger:
+class RefusingLedger(Ledger):
     def __init__(self):
+        super().__init__()
         self.calls = 0
 
-    def record(self, event):
+    def charge(self, events):
         self.calls += 1
         raise RuntimeError("budget exhausted")
 
@@ -574,7 +575,7 @@ class RefusingLedger:
 def test_a_refusing_ledger_stops_the_draw(name):
     be, ledger = CountingBackend(0), RefusingLedger()
     with pytest.raises(RuntimeError, match="budget"):
-        call(name, ledger=ledger, backend=be)
+        call(name, budget=ledger, backend=be)
     assert ledger.calls == 1 and be.draws == 0
 
 
@@ -583,11 +584,11 @@ def test_recording_happens_before_drawing(name):
     be = CountingBackend(0)
     seen = []
 
-    class Spy:
-        def record(self, event):
+    class Spy(Ledger):
+        def charge(self, events):
             seen.append(be.draws)
 
-    call(name, ledger=Spy(), backend=be)
+    call(name, budget=Spy(), backend=be)
     assert seen == [0] and be.draws == 1
 
 

@@ -135,6 +135,22 @@ def _selection_sensitivity(sensitivity: object, monotonic: object, range_sensiti
     return _sensitivity(sensitivity, caller), "linf", 1 if mono else 2
 
 
+def _noise_parameter(value: float, what: str, caller: str) -> float:
+    """Refuse a noise scale or weight outside floating-point range, before anything is charged.
+
+    ``epsilon / sensitivity`` (or its inverse) can overflow to ``inf`` or underflow to 0 for
+    extreme but finite arguments; a sampler would then divide by zero or draw nothing.
+    """
+    if not (math.isfinite(value) and value > 0.0 and 1.0 / value > 0.0
+            and math.isfinite(1.0 / value)):
+        raise ValidationError(
+            f"{caller}: the {what} computed from epsilon and sensitivity is {value!r}, outside "
+            "floating-point range. Rescale the query (or its sensitivity) so that "
+            "epsilon / sensitivity lies between about 1e-300 and 1e300."
+        )
+    return value
+
+
 def _charge(budget: Any, caller: str, make_event: Any) -> None:
     # The event is built only when someone is charged (building it validates its fields); the
     # charge comes before any draw, so a refusal releases nothing.
@@ -153,6 +169,8 @@ def _le_product(a: float, b: float, c: float) -> bool:
 def _div_up(a: float, b: float) -> float:
     """A float ``>= a / b``, within one ulp (exactly: ``q * b >= a``)."""
     q = a / b
+    if not math.isfinite(q) or q == 0.0:
+        return q  # out of floating-point range: _noise_parameter refuses it
     qn, qd = q.as_integer_ratio()
     an, ad = a.as_integer_ratio()
     bn, bd = b.as_integer_ratio()
@@ -162,12 +180,16 @@ def _div_up(a: float, b: float) -> float:
 def _div_down(a: float, b: float) -> float:
     """A float ``<= a / b``, within one ulp (exactly: ``q * b <= a``)."""
     q = a / b
+    if not math.isfinite(q) or q == 0.0:
+        return q
     return q if _le_product(q, b, a) else math.nextafter(q, 0.0)
 
 
 def _mul_up(a: float, b: float) -> float:
     """A float ``>= a * b``, within one ulp."""
     p = a * b
+    if not math.isfinite(p) or p == 0.0:
+        return p
     return p if _le_product(a, b, p) else math.nextafter(p, math.inf)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._rng import RNGLike
 from ..errors import ValidationError
 from ._inputs import (
+    _noise_parameter,
     _charge,
     _check_budget,
     _div_up,
@@ -91,7 +92,8 @@ def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     _check_budget(budget, caller)
     be = resolve_backend(backend, rng)
     d = x.size
-    scale = _div_up(be.effective_sensitivity(sens, kind="l1", dim=d), eps)
+    scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l1", dim=d), eps),
+                             "noise scale", caller)
     _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, sens, d, scale=scale)))
     out = be.add_laplace(x, scale, sensitivity=sens)
@@ -179,7 +181,7 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
     d = x.size
     eff = be.effective_sensitivity(sens, kind="l2", dim=d)
     if rho is not None:
-        sigma = gaussian_sigma_zcdp(r, eff)
+        sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller)
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", math.inf, 0.0, rho=r,
                                 note=_note(be, sens, d, sigma=sigma))
@@ -195,7 +197,8 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
                 f"The classic Gaussian calibration of {caller} is proved only for epsilon < 1 "
                 f"(Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use calibration='analytic'."
             )
-        sigma = gaussian_sigma(sensitivity=eff, epsilon=eps, delta=dlt, calibration=calib)
+        sigma = _noise_parameter(gaussian_sigma(sensitivity=eff, epsilon=eps, delta=dlt,
+                                                calibration=calib), "noise scale", caller)
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", eps, dlt, rho=gaussian_rho(sigma, eff),
                                 note=_note(be, sens, d, sigma=sigma) + f"; calibration={calib}")
@@ -260,7 +263,8 @@ def l2_laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     if be.discrete:
         be.add_l2_laplace(x, 1.0, sensitivity=sens)  # raises its explanatory refusal
     d = x.size
-    scale = _div_up(be.effective_sensitivity(sens, kind="l2", dim=d), eps)
+    scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l2", dim=d), eps),
+                             "noise scale", caller)
     _charge(budget, caller, lambda: PrivacyEvent("l2_laplace", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, sens, d, scale=scale)))
     out = be.add_l2_laplace(x, scale, sensitivity=sens)

@@ -86,7 +86,7 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
             f"The classic Gaussian calibration of {caller} is proved only for epsilon < 1 "
             f"(Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use calibration='analytic'."
         )
-    return math.nextafter(sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, math.inf)
+    return math.nextafter(sens * math.sqrt(2.0 * (math.log(1.25) - math.log(dlt))) / eps, math.inf)
 
 
 def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -136,7 +136,7 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
         return _log_gaussian_delta(math.exp(log_sigma), eps, sens) - target
 
     # sigma -> 0 gives delta -> 1 and sigma -> inf gives delta -> 0: bracket by doubling.
-    guess = math.log(sens * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps)
+    guess = math.log(sens * math.sqrt(2.0 * (math.log(1.25) - math.log(dlt))) / eps)
     lo = hi = guess
     while excess(lo) <= 0.0:
         lo -= math.log(2.0)
@@ -195,7 +195,7 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     caller = "zcdp_rho_for"
     eps = _epsilon(epsilon, caller)
     dlt = _gaussian_delta_param(delta, caller)
-    log_inv = math.log(1.0 / dlt)
+    log_inv = -math.log(dlt)
     # (sqrt(a + b) - sqrt(b))**2 written without cancellation: a**2 / (sqrt(a + b) + sqrt(b))**2
     rho = eps * eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv)) ** 2
     return math.nextafter(rho, 0.0)

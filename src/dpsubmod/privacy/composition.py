@@ -32,6 +32,7 @@ the requested delta (both statements hold, so the smaller epsilon is valid).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -130,13 +131,20 @@ def _advanced(s: _Summary, target: float) -> tuple[float, float]:
         )
     if s.uses == 0:
         return 0.0, target
-    eps = math.sqrt(2.0 * math.log(1.0 / slack) * s.eps_sq_sum) + s.drift
+    eps = math.sqrt(2.0 * -math.log(slack) * s.eps_sq_sum) + s.drift
     return eps, target
+
+
+# Beyond this per-use epsilon the randomized-response profile's log-weights overflow, and
+# optimal composition cannot beat basic composition anyway (e^eps0 dwarfs every delta).
+_KOV_MAX_EPSILON = 500.0
 
 
 def _kov(s: _Summary, target: float) -> tuple[float, float]:
     if s.uses == 0:
         return 0.0, target
+    if not s.eps_max <= _KOV_MAX_EPSILON:
+        return _basic(s, target)  # a valid bound, and as tight as KOV gets there
     rr = kov_rr_target(target, s.delta_max, s.uses)
     if rr < 0.0:
         raise _NotApplicable(
@@ -334,13 +342,33 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
     rules = (("basic",) if d == 0.0 else _RULE_NAMES) if composition == "auto" else (composition,)
     best, used = -1.0, "basic"
     for rule in rules:
-        e0 = total / steps if rule == "basic" else _invert(total, steps, d, rule, bounded_range,
-                                                           caller)
+        try:
+            e0 = _basic_step(total, steps) if rule == "basic" else _invert_cached(
+                total, steps, d, rule, bounded_range)
+        except ValidationError:
+            if composition != "auto":
+                raise
+            continue  # this rule does not apply here; "auto" keeps the others
         # A rule that trades delta for epsilon must buy a real gain (over 1% per step);
         # otherwise basic composition wins and the release stays pure.
         if e0 > best * 1.01:
             best, used = e0, rule
     return Split(best, used, steps, 0.0 if used == "basic" else d)
+
+
+def _basic_step(total: float, steps: int) -> float:
+    """``total / steps`` rounded down so that ``steps`` steps never compose above ``total``."""
+    e0 = total / steps
+    while steps * e0 > total:
+        e0 = math.nextafter(e0, 0.0)
+    return e0
+
+
+@functools.lru_cache(maxsize=512)
+def _invert_cached(total: float, k: int, delta: float, composition: str,
+                   bounded_range: bool) -> float:
+    # A pure function of public parameters, cached because audits repeat the same split.
+    return _invert(total, k, delta, composition, bounded_range, "split_budget")
 
 
 def _invert(total: float, k: int, delta: float, composition: str, bounded_range: bool,

@@ -120,7 +120,7 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     # advanced (Whitehouse et al. 2023)
     d_events = delta - slack
     v = math.fsum(n * x * x for n, x in zip(counts, eps))
-    log_term = math.log(1.0 / slack)
+    log_term = -math.log(slack)
     level = min(e_sum, math.sqrt(2.0 * log_term * v) + 0.5 * v)
     committed = d_sum + (slack if events else 0.0)
     why = ""

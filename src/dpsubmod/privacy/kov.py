@@ -66,7 +66,7 @@ def advanced_composition(epsilon: float, k: int, delta_prime: float,
                     fix="Advanced composition needs a slack delta' > 0 (delta' = 0 gives "
                         "epsilon = inf); pass e.g. delta_prime=1e-6, or use basic composition.")
     dlt = check_delta(delta, caller="advanced_composition")
-    e_tot = math.sqrt(2.0 * k * math.log(1.0 / dp)) * eps + k * drift(eps)
+    e_tot = math.sqrt(2.0 * k * -math.log(dp)) * eps + k * drift(eps)
     return e_tot, min(k * dlt + dp, 1.0)
 
 

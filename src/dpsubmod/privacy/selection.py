@@ -13,6 +13,7 @@ from scipy import special
 
 from .._rng import RNGLike
 from ._inputs import (
+    _noise_parameter,
     _charge,
     _check_budget,
     _div_down,
@@ -125,7 +126,8 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
     _check_budget(budget, caller)
     be = resolve_backend(backend, rng)
-    weight = _div_down(eps, c * be.effective_sensitivity(base, kind=kind))
+    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
+                              "weight", caller)
     _charge(budget, caller, lambda: PrivacyEvent(
         "exponential_mechanism", eps, 0.0, rho=eps * eps / 8.0,
         note=_note(be, base, 1, weight=weight, kind=kind, monotonic=bool(monotonic))))
@@ -228,7 +230,8 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
     _check_budget(budget, caller)
     be = resolve_backend(backend, rng)
-    scale = _div_up(c * be.effective_sensitivity(base, kind=kind), eps)
+    scale = _noise_parameter(_div_up(c * be.effective_sensitivity(base, kind=kind), eps),
+                             "noise scale", caller)
     _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, base, 1, scale=scale, monotonic=bool(monotonic))))
     return be.report_noisy_max(q, scale, sensitivity=base)
@@ -291,7 +294,8 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
     _check_budget(budget, caller)
     be = resolve_backend(backend, rng)
-    weight = _div_down(eps, c * be.effective_sensitivity(base, kind=kind))
+    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
+                              "weight", caller)
     _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, base, 1, weight=weight,
                                             monotonic=bool(monotonic))))

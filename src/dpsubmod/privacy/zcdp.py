@@ -20,7 +20,7 @@ __all__ = ["zcdp_to_dp", "rho_for_target"]
 
 
 def _cks_epsilon(rho: float, delta: float, alpha: float) -> float:
-    return (alpha * rho + math.log(1.0 / delta) / (alpha - 1.0) + math.log1p(-1.0 / alpha)
+    return (alpha * rho + -math.log(delta) / (alpha - 1.0) + math.log1p(-1.0 / alpha)
             - math.log(alpha) / (alpha - 1.0))
 
 
@@ -58,7 +58,7 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
         return math.inf
     if d * d >= -math.expm1(-r):
         return 0.0
-    classic = r + 2.0 * math.sqrt(r * math.log(1.0 / d))
+    classic = r + 2.0 * math.sqrt(r * -math.log(d))
     if conversion == "classic":
         return classic
     # minimise over u = log(alpha - 1): a coarse grid, then bounded Brent around the best point
