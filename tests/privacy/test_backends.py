@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpsubmod.errors import ParameterTypeError, ValidationError
+from dpsubmod.privacy import Ledger
 from dpsubmod.privacy import backends as B
 from dpsubmod.privacy import mechanisms as M
-from dpsubmod.privacy import Ledger
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracles import chi_square_pvalue  # noqa: E402

@@ -23,7 +23,6 @@ from dpsubmod.privacy.kov import kov_composition
 from dpsubmod.privacy.mechanisms import exponential_mechanism, gaussian, laplace
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 
-
 # ------------------------------------------------------------------------------------------------
 # Construction
 
@@ -234,6 +233,14 @@ def test_dp_accounting_pld_is_below_the_filter_on_laplace_releases():
 # Concurrency
 
 
+def _release_once(b: Budget, barrier: threading.Barrier, released: list, seed: int) -> None:
+    barrier.wait()
+    try:
+        released.append(laplace(0.0, epsilon=0.25, sensitivity=1.0, budget=b, rng=seed))
+    except BudgetExceededError:
+        pass
+
+
 def test_concurrent_charges_never_exceed_the_budget():
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -242,16 +249,8 @@ def test_concurrent_charges_never_exceed_the_budget():
             b = Budget(1.0)
             released: list[float] = []
             barrier = threading.Barrier(16)
-
-            def worker(seed: int) -> None:
-                barrier.wait()
-                try:
-                    released.append(laplace(0.0, epsilon=0.25, sensitivity=1.0, budget=b,
-                                            rng=seed))
-                except BudgetExceededError:
-                    pass
-
-            threads = [threading.Thread(target=worker, args=(trial * 16 + i,))
+            threads = [threading.Thread(target=_release_once,
+                                        args=(b, barrier, released, trial * 16 + i))
                        for i in range(16)]
             for t in threads:
                 t.start()

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsubmod.errors import BudgetExceededError, DPSubmodError, ParameterTypeError, ValidationError
+from dpsubmod.errors import DPSubmodError, ParameterTypeError, ValidationError
 from dpsubmod.privacy import Budget
 from dpsubmod.privacy.composition import COMPOSITIONS, compose_epsilon, split_budget
 from dpsubmod.privacy.events import PrivacyEvent, rho_exponential

@@ -23,8 +23,8 @@ from dpsubmod.errors import (
     ParameterTypeError,
     ValidationError,
 )
-from dpsubmod.privacy import mechanisms as M
 from dpsubmod.privacy import Ledger
+from dpsubmod.privacy import mechanisms as M
 from dpsubmod.privacy.backends import NumpyBackend, SecureBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

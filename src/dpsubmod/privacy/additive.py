@@ -13,11 +13,11 @@ import numpy as np
 from .._rng import RNGLike
 from ..errors import ValidationError
 from ._inputs import (
-    _noise_parameter,
     _charge,
     _check_budget,
     _div_up,
     _epsilon,
+    _noise_parameter,
     _note,
     _positive,
     _sensitivity,

@@ -13,12 +13,12 @@ from scipy import special
 
 from .._rng import RNGLike
 from ._inputs import (
-    _noise_parameter,
     _charge,
     _check_budget,
     _div_down,
     _div_up,
     _epsilon,
+    _noise_parameter,
     _note,
     _scores,
     _selection_sensitivity,
