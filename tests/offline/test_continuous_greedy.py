@@ -28,7 +28,6 @@ from dpsubmod.constraints import (
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage
-from dpsubmod.offline import builtin_continuous  # noqa: F401  (registers the methods)
 from dpsubmod.offline._product_bases import product_base_sampler
 from dpsubmod.offline.continuous_greedy import (
     continuous_greedy_calibration,

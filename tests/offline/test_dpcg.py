@@ -23,7 +23,6 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage, Modular
-from dpsubmod.offline import builtin_continuous  # noqa: F401  (registers the methods)
 from dpsubmod.offline.dpcg import (
     dpcg,
     dpcg_curvature,

@@ -29,9 +29,8 @@ from dpsubmod.offline.ksubmodular import (
     ks_private_sampled,
     ks_random,
     ks_sample_sizes,
-    list_ksubmodular_methods,
-    maximize_ksubmodular,
 )
+from dpsubmod.offline.registry import list_methods, maximize_ksubmodular
 from dpsubmod.privacy.audit import audit, exact_check
 from oracles import ks_brute_force_max
 
@@ -106,13 +105,13 @@ def test_ks_greedy_needs_a_total_size_constraint():
 
 
 def test_registry_and_entry_point_errors():
-    assert list_ksubmodular_methods() == ["ks_greedy", "ks_matroid_greedy", "ks_private",
-                                          "ks_private_sampled", "ks_random"]
-    assert list_ksubmodular_methods(private=True) == ["ks_private", "ks_private_sampled"]
+    assert list_methods(kind="ksubmodular") == ["ks_greedy", "ks_matroid_greedy", "ks_private",
+                                                "ks_private_sampled", "ks_random"]
+    assert list_methods(private=True, kind="ksubmodular") == ["ks_private", "ks_private_sampled"]
     f = KFacilityLocation(np.random.default_rng(0).random((2, 5, 4)), max_similarity=1.0)
-    with pytest.raises(ValidationError, match="Valid methods: ks_greedy"):
+    with pytest.raises(ValidationError, match="Valid k-submodular methods: ks_greedy"):
         maximize_ksubmodular(f, 2, "ks_grady")
-    with pytest.raises(ValidationError, match="needs a budget"):
+    with pytest.raises(ValidationError, match="needs its share of the budget"):
         maximize_ksubmodular(f, 2, "ks_private")
     with pytest.raises(ValidationError, match="takes no epsilon"):
         maximize_ksubmodular(f, 2, "ks_greedy", epsilon=1.0)
@@ -167,8 +166,16 @@ def test_budget_is_met_and_reported(delta):
         if delta == 0.0:
             assert res.params["epsilon_per_step"] == pytest.approx(0.8 / 4)
             assert p.composition == "basic"
-        else:  # a rule trading delta for epsilon gives each step more than epsilon / r
-            assert res.params["epsilon_per_step"] > 0.8 / 4
+        else:
+            # Over four steps no rule trading delta for epsilon gives a step 1% more, so "auto"
+            # keeps basic composition and the release stays pure.
+            assert res.params["epsilon_per_step"] == pytest.approx(0.8 / 4)
+            assert p.composition == "basic" and p.delta == 0.0
+            # asked for explicitly, optimal composition does give each step more than eps / r
+            kov = fn(f, m, epsilon=0.8, delta=delta, composition="kov", rng=0)
+            assert kov.params["epsilon_per_step"] > 0.8 / 4
+            assert kov.privacy.composition == "kov"
+            assert kov.privacy.epsilon <= 0.8 * (1 + 1e-9) and kov.privacy.delta <= delta
         assert "replace one record" in p.neighbouring
 
 

@@ -127,7 +127,9 @@ def test_result_reports_privacy_and_per_step_budget():
     assert r.is_private and r.privacy.epsilon == pytest.approx(1.5)
     assert r.privacy.delta == 0 and r.params["composition"] == "basic"
     assert r.params["epsilon_per_step"] == pytest.approx(0.5)
-    assert len(r.privacy.events) == 3
+    # the plan lists the three steps as one event of three uses
+    assert r.privacy.uses == 3
+    assert [(e.epsilon, e.count) for e in r.privacy.events] == [(pytest.approx(0.5), 3)]
     # with delta > 0 the tighter composition gives a larger per-step budget, never exceeding
     # the requested total
     r2 = private_greedy(f, 3, epsilon=1.5, delta=1e-3, rng=0)
@@ -177,6 +179,10 @@ def test_decomposable_runs_and_refuses_general_objectives():
     with pytest.raises(SensitivityError):
         private_greedy_decomposable(Modular([1.0, 2.0], sensitivity=1.0), 1, epsilon=1.0,
                                     delta=1e-6)
+    # passing a sensitivity does not make the decomposable analysis apply
+    with pytest.raises(SensitivityError, match="data_model='monotone-records'.*private_greedy"):
+        private_greedy_decomposable(Modular([1.0, 2.0]), 1, epsilon=1.0, delta=1e-6,
+                                    sensitivity=1.0)
     with pytest.raises(DPSubmodError, match="delta"):
         private_greedy_decomposable(f, 3, epsilon=1.0, delta=0.0)
 
@@ -248,7 +254,7 @@ def test_bad_input_is_refused_before_release():
         maximize(f, 2, method="private_greedy", epsilon=0.0)
     with pytest.raises(DPSubmodError, match="delta"):
         maximize(f, 2, method="private_greedy", epsilon=1.0, delta=1.0)
-    with pytest.raises(DPSubmodError, match="needs a budget"):
+    with pytest.raises(DPSubmodError, match="needs its share of the budget"):
         maximize(f, 2, method="private_greedy")
     with pytest.raises(SensitivityError, match="sensitivity"):
         maximize(Modular([1.0, 2.0]), 1, method="private_greedy", epsilon=1.0)

@@ -526,7 +526,7 @@ def _select(args: argparse.Namespace) -> int:
     from ..errors import BudgetExceededError
     from ..offline import maximize
     from ..offline.registry import get_method
-    from ..privacy.accounting import COMPOSITIONS
+    from ..privacy.composition import COMPOSITIONS
 
     # -- everything is validated before any record is read or any noise is drawn ----------------
     if args.task is None:
