@@ -14,7 +14,7 @@ from ..errors import DPSubmodError
 
 __all__ = ["main", "build_parser"]
 
-_SUBCOMMANDS = ("demo", "select", "run", "audit")
+_SUBCOMMANDS = ("demo", "select", "budget", "run", "audit")
 
 
 def build_parser() -> argparse.ArgumentParser:

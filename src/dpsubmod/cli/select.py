@@ -10,7 +10,6 @@ public and is taken from the command line or from public files, never from the r
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
@@ -510,13 +509,10 @@ def _resolve_method(name: str | None, backend: str) -> tuple[str, dict[str, Any]
     if not spec.private:
         raise _error(f"--method {name} is not private; dpsubmod select releases only private "
                      f"selections. Choose one of: {', '.join(list_methods(private=True))}.")
-    params = inspect.signature(spec.fn).parameters
-    takes = "backend" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    if not takes:
-        if backend != "numpy":
-            raise _error(f"--method {name} has no choice of noise backend; pass --backend numpy "
-                         "or choose another method.")
-        return name, {}
+    if backend not in spec.backends:
+        raise _error(f"--method {name} draws its noise on the {' or '.join(spec.backends)} "
+                     f"backend only; pass --backend {spec.backends[0]} or choose another "
+                     "method.")
     return name, {"backend": backend}
 
 
@@ -539,6 +535,13 @@ def _select(args: argparse.Namespace) -> int:
     if args.seed is not None:
         check_int(args.seed, "--seed", low=0, caller=_CALLER)
     method, options = _resolve_method(args.method, args.backend)
+    budget = None
+    if args.budget is not None:
+        from ..privacy.budget_file import FileBudget
+
+        # Opened (and checked against this data file) before any record is read or noise drawn.
+        budget = FileBudget(args.budget, data=args.data,
+                            command="dpsubmod select " + " ".join(sys.argv[2:]))
     out = Path(args.out) if args.out is not None else None
     if out is not None:
         if out.is_dir():
@@ -549,8 +552,8 @@ def _select(args: argparse.Namespace) -> int:
     prob, groups = _BUILDERS[args.task](args)
     constraint, cdesc, cjson = _constraint(args, prob, groups)
 
-    result = maximize(prob.f, constraint, method, epsilon=eps, delta=delta, rng=args.seed,
-                      **options)
+    result = maximize(prob.f, constraint, method, epsilon=eps, delta=delta, budget=budget,
+                      rng=args.seed, **options)
     rep = result.privacy
     # a method must never report more than was asked; if one did, release nothing
     if rep is None or rep.epsilon > eps * (1 + 1e-9) or rep.delta > delta * (1 + 1e-9):
@@ -582,6 +585,10 @@ def _select(args: argparse.Namespace) -> int:
             "mechanism_uses": uses, "neighbouring": neighbouring,
             "backend": rep.backend, "backend_guarantee": _BACKEND_GUARANTEE.get(rep.backend, ""),
             "statement": str(rep),
+            "budget": (None if budget is None else
+                       {"file": Path(args.budget).name, "epsilon": budget.epsilon,
+                        "delta": budget.delta, "rule": budget.composition,
+                        "spent_epsilon": budget.spent[0], "spent_delta": budget.spent[1]}),
         },
         "sensitivity": prob.f.sensitivity,
         "sensitivity_note": prob.sensitivity_note,
@@ -632,6 +639,9 @@ def _select(args: argparse.Namespace) -> int:
         f"  Noise backend: {rep.backend}: {_BACKEND_GUARANTEE.get(rep.backend, '')}{seed_note}.",
         "  Public inputs (not protected; they must not be derived from the records): "
         + "; ".join(public) + ".",
+        (f"  Budget {Path(args.budget).name}: {budget.statement()}" if budget is not None else
+         "  No budget file was given: nothing bounds the total over repeated runs on the same "
+         "data. Pass --budget FILE (create it with 'dpsubmod budget new FILE --epsilon E')."),
         "",
         f"Non-private diagnostic (objective value {result.diagnostics.value:.6g}): computed from "
         "the raw records without noise; NOT covered by the guarantee, do not publish it.",
@@ -698,6 +708,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="noise backend (default secure; numpy is seeded and reproducible but "
                    "not hardened, for trials only)")
     g.add_argument("--seed", type=int, help="random seed (reproduces numpy-backend runs)")
+    g.add_argument("--budget", metavar="FILE", help="the data set's budget file (from 'dpsubmod "
+                   "budget new'): the release is charged to it before any noise, and refused "
+                   "(exit 2, nothing written) when it does not fit")
     g.add_argument("--out", help="write the JSON result to this file")
     c = p.add_argument_group("constraint")
     c.add_argument("--k", type=int, help="choose k items")

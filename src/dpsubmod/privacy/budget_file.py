@@ -38,9 +38,15 @@ def data_fingerprint(path: str | os.PathLike) -> dict[str, str]:
     """``{"name": file name, "sha256": content hash}`` of a data file (no directory kept)."""
     p = Path(path)
     h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise BudgetFileError(
+            f"The data file {p.name!r} cannot be read ({exc.strerror}); a budget is bound to the "
+            "content of its data file. Check the path."
+        ) from None
     return {"name": p.name, "sha256": h.hexdigest()}
 
 
