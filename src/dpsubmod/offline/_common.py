@@ -7,15 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_same_ground_set
 from ..constraints import Constraint, Knapsack, UniformMatroid
 from ..errors import ParameterTypeError
 from ..functions.base import SetFunction
+from ..privacy.backends import NoiseBackend, NumpyBackend, resolve_backend
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 from .result import Diagnostics, Result
 
-__all__ = ["resolve", "make_result", "private_plan"]
+__all__ = ["resolve", "make_result", "private_plan", "noise_source"]
 
 
 def resolve(f: object, constraint: object, caller: str) -> tuple[SetFunction, Constraint]:
@@ -71,3 +73,17 @@ def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float
                        neighbouring=f"{type(f).__name__}: {f.neighbouring}",
                        backend=backend_name(backend), simulation=is_simulation(backend, rng),
                        guarantee=guarantee)
+
+
+def noise_source(backend: Any, rng: RNGLike) -> tuple[NoiseBackend, np.random.Generator]:
+    """The run's noise backend, resolved once, and the generator of its public randomness.
+
+    Resolved before the budget is charged, so that a bad ``backend=`` (or a backend instance
+    together with ``rng=``) is refused before anything is spent. The mechanisms of the run are
+    then called with ``backend=`` the returned instance and no ``rng`` (an instance owns its
+    randomness); on the numpy backend the generator is the backend's own, so noise and public
+    randomness (candidate subsets, rounding) come from one stream, as one seed promises.
+    """
+    be = resolve_backend(backend, rng)
+    gen = be.generator if isinstance(be, NumpyBackend) else as_generator(rng)
+    return be, gen

@@ -57,7 +57,7 @@ from ..privacy.composition import split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import make_result, private_plan, resolve
+from ._common import make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from ._product_bases import ProductBaseSampler, product_base_sampler
 from .registry import register
@@ -446,7 +446,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
                                                        caller=caller)
     N = N_default if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
                                                         caller=caller)
-    gen = as_generator(rng)
+    be, gen = noise_source(backend, rng)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     report, allowance = _plan_and_charge("private_continuous_greedy_layers", f, cal, backend,
                                          rng, budget, caller)
@@ -467,7 +467,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
             q = w * np.floor(np.maximum(q, 0.0) / w)
         j = mech.exponential_mechanism(q, epsilon=cal.epsilon_step,
                                        sensitivity=cal.score_sensitivity, budget=allowance,
-                                       rng=gen, backend=backend)
+                                       backend=be)
         # Regenerate the chosen point's bases from its stream (the subsample keeps only points).
         children[j].bit_generator.state = states[j]
         for b in sampler.uniform(m, children[j]):

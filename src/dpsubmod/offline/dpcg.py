@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike
 from .._validation import check_delta, check_epsilon, check_finite, check_int, check_real
 from ..constraints.base import Constraint, Matroid
 from ..constraints.knapsack import Knapsack
@@ -59,11 +59,12 @@ from ..functions.base import SetFunction
 from ..polytopes.oracles import KnapsackPolytope, MatroidPolytope
 from ..polytopes.rounding import ConvexDecomposition, knapsack_rounding
 from ..privacy import mechanisms as mech
+from ..privacy.backends import NoiseBackend
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
 from ..privacy.zcdp import rho_for_target
-from ._common import make_result, private_plan, resolve
+from ._common import make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from .registry import register
 from .result import Result
@@ -227,14 +228,22 @@ class _Noise:
     run's allowance before each draw."""
 
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
-                 n: int, s: float, allowance: Ledger | None, gen: np.random.Generator,
-                 backend: Any, caller: str):
+                 n: int, s: float, allowance: Ledger | None, backend: NoiseBackend,
+                 caller: str):
         self.eps_step, self.delta_step = epsilon / steps, delta / steps
         calibration = _resolve_calibration(calibration, self.eps_step)
         self.noise, self.calibration = noise, calibration
         self.l1, self.l2 = n * s, math.sqrt(n) * s
-        self.allowance, self.gen, self.backend = allowance, gen, backend
+        self.allowance, self.backend = allowance, backend
         self.rho_step = None
+        if noise == "gaussian" and calibration != "zcdp" and backend.discrete:
+            # Refused here, before the budget is charged: the mechanism itself would refuse at
+            # the first draw, after the charge.
+            raise ValidationError(
+                f"The '{backend.name}' backend of {caller} draws a discrete Gaussian, whose "
+                "(epsilon, delta) guarantee is certified through zCDP only; pass "
+                "gaussian_calibration='zcdp' (or 'auto'), or noise='laplace'."
+            )
         if noise == "gaussian":
             if calibration == "paper":
                 _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
@@ -259,17 +268,14 @@ class _Noise:
     def __call__(self, g: np.ndarray) -> np.ndarray:
         if self.noise == "laplace":
             return np.asarray(mech.laplace(g, epsilon=self.eps_step, sensitivity=self.l1,
-                                           budget=self.allowance, rng=self.gen,
-                                           backend=self.backend))
+                                           budget=self.allowance, backend=self.backend))
         if self.rho_step is not None:
             return np.asarray(mech.gaussian(g, sensitivity=self.l2, rho=self.rho_step,
-                                            budget=self.allowance, rng=self.gen,
-                                            backend=self.backend))
+                                            budget=self.allowance, backend=self.backend))
         calib = "classic" if self.calibration == "paper" else "analytic"
         return np.asarray(mech.gaussian(g, sensitivity=self.l2, epsilon=self.eps_step,
                                         delta=self.delta_step, calibration=calib,
-                                        budget=self.allowance, rng=self.gen,
-                                        backend=self.backend))
+                                        budget=self.allowance, backend=self.backend))
 
 
 def _polytope(constraint: Constraint) -> MatroidPolytope | KnapsackPolytope:
@@ -424,8 +430,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
                                gaussian_calibration=calib)
     else:
         K = _resolve_steps(steps, radius, caller)
-    gen = as_generator(rng)
-    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, None, gen, backend, caller)
+    be, gen = noise_source(backend, rng)
+    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, None, be, caller)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     plan = private_plan("dpcg", f, noiser.events(K),
                         delta=delta if noiser.rule == "zcdp" else None, composition=noiser.rule,
@@ -582,13 +588,19 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                       low_open=True, high_open=True, caller=caller)
     radius = poly.l1_radius()
     K = _resolve_steps(steps, radius, caller)
-    gen = as_generator(rng)
+    be, gen = noise_source(backend, rng)
+    if noise == "gaussian" and be.discrete:
+        raise ValidationError(
+            f"{caller} composes its parts by basic composition, and the '{be.name}' backend's "
+            "discrete Gaussian is certified through zCDP only; pass noise='laplace' (or use "
+            "backend='numpy')."
+        )
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     n_runs = n_targets if grid else 1
     eps_run = eps_runs / n_runs
     delta_run = delta / n_runs
     # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
-    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, gen, backend, caller)
+    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller)
     planned = run_noise.events(K * n_runs)
     if private_ell:
         planned.append(PrivacyEvent("laplace", eps_ell, 0.0, rho=eps_ell ** 2 / 2.0))
@@ -606,7 +618,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                                      else "sampling", n_samples=2, rng=gen).estimate
         lap_scale = mech.laplace_scale(eps_ell, n * s)
         noisy = np.asarray(mech.laplace(exact, epsilon=eps_ell, sensitivity=n * s,
-                                        budget=allowance, rng=gen, backend=backend))
+                                        budget=allowance, backend=be))
         ell = np.maximum(noisy - lap_scale * math.log(n / beta), 0.0)
     else:
         ell = ell_public
@@ -629,8 +641,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                 f"The target {lam!r} of {caller} exceeds max over the polytope of ell . v; "
                 "lower it."
             )
-        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, gen, backend,
-                        caller)
+        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, be, caller)
         _run(path, K, grad_g, noiser, constrained=(ell, lam))
         selections.append(path.round(gen))
     # 3. Private choice among the rounded sets.
@@ -639,7 +650,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         values = np.array([f.value(_mask(S, n)) for S in selections])
         f.evaluations += len(selections)
         chosen = mech.exponential_mechanism(values, epsilon=eps_sel, sensitivity=delta_f,
-                                            budget=allowance, rng=gen, backend=backend)
+                                            budget=allowance, backend=be)
     params = {
         "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
         "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,

@@ -49,11 +49,12 @@ from ..constraints import Constraint, Matroid, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ..privacy import mechanisms as mech
+from ..privacy.backends import NoiseBackend
 from ..privacy.composition import Split, split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import private_plan
+from ._common import noise_source, private_plan
 from .registry import register
 from .result import Diagnostics, Result
 
@@ -239,8 +240,7 @@ def _charge(caller: str, f: KSubmodularFunction, split: Split, budget: Any, back
 
 
 def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: float,
-             gen: np.random.Generator, allowance: Ledger, backend: Any
-             ) -> tuple[int, int, float]:
+             allowance: Ledger, backend: NoiseBackend) -> tuple[int, int, float]:
     """One exponential-mechanism draw over ``cand x [k]`` scored by the gains."""
     g = st.gains(cand)
     if not np.isfinite(g).all():
@@ -250,7 +250,7 @@ def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: floa
         )
     # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
     j = mech.exponential_mechanism(g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens,
-                                   budget=allowance, rng=gen, backend=backend)
+                                   budget=allowance, backend=backend)
     row, col = divmod(int(j), st.f.k)
     return int(cand[row]), col + 1, float(g[row, col])
 
@@ -321,7 +321,7 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
     f, constraint, epsilon, delta, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
     eps_step = split.epsilon_step
-    gen = as_generator(rng)
+    be, _ = noise_source(backend, rng)
     report, allowance = _charge(caller, f, split, budget, backend, rng)
     start = f.evaluations
     st = f.state()
@@ -330,7 +330,7 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:  # cannot happen for a matroid before its rank is reached
             break
-        e, i, g = _em_step(st, cand, eps_step, sens, gen, allowance, backend)
+        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be)
         st.add(e, i)
         trace.append(g)
     params = {"epsilon": epsilon, "delta": delta, "composition": composition,
@@ -418,7 +418,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
         )
     r = constraint.rank
     sizes = ks_sample_sizes(f.n, r, gamma)
-    gen = as_generator(rng)
+    be, gen = noise_source(backend, rng)
     report, allowance = _charge(caller, f, split, budget, backend, rng)
     start = f.evaluations
     st = f.state()
@@ -439,7 +439,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
             cand = np.flatnonzero(feasible)
             if cand.size == 0:
                 break
-        e, i, g = _em_step(st, cand, eps_step, sens, gen, allowance, backend)
+        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be)
         st.add(e, i)
         trace.append(g)
     guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)

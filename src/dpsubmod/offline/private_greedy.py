@@ -32,17 +32,18 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints import Constraint, Knapsack
 from ..errors import SensitivityError, ValidationError
 from ..functions.base import FunctionState, SetFunction
 from ..privacy import mechanisms as mech
+from ..privacy.backends import NoiseBackend
 from ..privacy.composition import split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import is_knapsack, make_result, private_plan, resolve
+from ._common import is_knapsack, make_result, noise_source, private_plan, resolve
 from .registry import register
 from .result import Result
 
@@ -107,7 +108,8 @@ def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: 
 # Mitrovic et al. 2017
 # ---------------------------------------------------------------------------------------------
 def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, scorer: _Scorer,
-                   steps: int, gen: np.random.Generator, allowance: Ledger, backend: Any,
+                   steps: int, gen: np.random.Generator, allowance: Ledger,
+                   backend: NoiseBackend,
                    sample_size: int | None) -> tuple[list[int], list[float]]:
     st = f.state()
     trace: list[float] = []
@@ -120,8 +122,8 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
             cand = np.sort(gen.choice(cand, size=sample_size, replace=False))
         g = st.gains(cand)
         s = scorer.scores(g, cand)
-        j = mech.exponential_mechanism(s, epsilon=eps_step, rng=gen, budget=allowance,
-                                       backend=backend, **scorer.mechanism_sensitivity())
+        j = mech.exponential_mechanism(s, epsilon=eps_step, budget=allowance, backend=backend,
+                                       **scorer.mechanism_sensitivity())
         st.add(int(cand[j]))
         trace.append(float(g[j]))
     return st.selected, trace
@@ -201,7 +203,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     delta_sens = _check_private_objective(f, sensitivity, caller)
     if sample_size is not None:
         sample_size = check_int(sample_size, "sample_size", low=1, high=f.n, caller=caller)
-    gen = as_generator(rng)
+    be, gen = noise_source(backend, rng)
     knap = is_knapsack(constraint)
     k = _max_feasible_size(constraint)
     if k == 0:
@@ -220,7 +222,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     allowance = plan.allowance()
     start = f.evaluations
     sel, trace = _run_em_greedy(f, constraint, eps_step=eps_step, scorer=scorer, steps=k,
-                                gen=gen, allowance=allowance, backend=backend,
+                                gen=gen, allowance=allowance, backend=be,
                                 sample_size=sample_size)
     params: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "composition": split.composition, "steps": steps,
@@ -228,22 +230,22 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         "backend": backend_name(backend),
     }
     if knap:
-        sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens, gen,
-                                      allowance, backend)
+        sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens,
+                                      allowance, be)
     return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
                        params=params, trace=trace)
 
 
 def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace: list[float],
-                     eps_each: float, delta_sens: float, gen: np.random.Generator,
-                     allowance: Ledger, backend: Any) -> tuple[list[int], list[float]]:
+                     eps_each: float, delta_sens: float, allowance: Ledger,
+                     backend: NoiseBackend) -> tuple[list[int], list[float]]:
     """Private best singleton and private choice between it and the greedy set."""
     st = f.state()
     fits = np.flatnonzero(constraint.can_add(st))
     single_gain = st.gains(fits)
     # singleton gains share the term F(empty): a range of width 2 Delta, as in the greedy steps
     j = mech.exponential_mechanism(single_gain, epsilon=eps_each,
-                                   range_sensitivity=2.0 * delta_sens, rng=gen, budget=allowance,
+                                   range_sensitivity=2.0 * delta_sens, budget=allowance,
                                    backend=backend)
     e = int(fits[j])
     mask = np.zeros(f.n, dtype=bool)
@@ -252,7 +254,7 @@ def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace
     f.evaluations += 2
     v_single = st.value + float(single_gain[j])
     pick = mech.exponential_mechanism(np.array([v_greedy, v_single]), epsilon=eps_each,
-                                      sensitivity=delta_sens, rng=gen, budget=allowance,
+                                      sensitivity=delta_sens, budget=allowance,
                                       backend=backend)
     if pick == 1:
         return [e], [float(single_gain[j])]
@@ -385,7 +387,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
             "which rounding to a grid would break. Use private_greedy for backend='secure'."
         )
     delta_sens = _check_private_objective(f, sensitivity, caller)
-    gen = as_generator(rng)
+    be, _ = noise_source(backend, rng)
     eps_prime = gupta_step_epsilon(epsilon, delta)
     k = _max_feasible_size(constraint)
     # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
@@ -406,7 +408,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
             break
         g = st.gains(cand)
         j = mech.exponential_mechanism(g, epsilon=2.0 * eps_prime, sensitivity=delta_sens,
-                                       rng=gen, budget=allowance, backend=backend)
+                                       budget=allowance, backend=be)
         st.add(int(cand[j]))
         trace.append(float(g[j]))
     params = {"epsilon": epsilon, "delta": delta, "epsilon_prime": eps_prime, "steps": k,
