@@ -34,7 +34,7 @@ import numpy as np
 
 from ..constraints import UniformMatroid
 from ..functions.ksubmodular import KTopicInfluence, directed_edges
-from ..offline.ksubmodular import maximize_ksubmodular
+from ..offline import maximize_ksubmodular
 from .plots import optional_pyplot, save_figure
 from .results import write_table
 

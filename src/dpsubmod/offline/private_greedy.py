@@ -301,7 +301,7 @@ def _martingale_bound(delta: float) -> float:
     so by Ville's inequality, with probability >= 1 - delta,
     sum mu_t <= (lambda + ln(1/delta)) / (1 - e^-lambda). We minimise over lambda.
     """
-    L = math.log(1.0 / delta)
+    L = -math.log(delta)
     res = minimize_scalar(lambda lam: (lam + L) / -math.expm1(-lam), bounds=(1e-6, 50.0),
                           method="bounded", options={"xatol": 1e-10})
     return float(res.fun)
