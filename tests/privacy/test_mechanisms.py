@@ -643,3 +643,30 @@ def test_secure_exponential_mechanism_is_exactly_eps_dp_after_rounding():
         worst = max(worst, max_log_ratio(a, b))
     assert worst <= eps * (1 + 1e-12)
     assert sens < be.effective_sensitivity(sens) <= sens + 2.0 ** -3
+
+
+# ------------------------------------------------------------------------------------------------
+# Extreme but finite parameters: refused before anything is charged, never a crash or a hang
+
+
+@pytest.mark.parametrize("name", ["permute_and_flip", "exponential_mechanism",
+                                  "report_noisy_max"])
+@pytest.mark.parametrize("eps, sens", [(5e-324, 1.0), (1e-300, 1e300), (1e308, 1e-10)])
+def test_noise_parameters_out_of_float_range_are_refused_before_the_charge(name, eps, sens):
+    from dpsubmod.privacy import Budget
+
+    b = Budget(1e308)
+    fn = getattr(M, name)
+    try:
+        out = fn([0.0, 1.0, 2.0], epsilon=eps, sensitivity=sens, budget=b, rng=0)
+    except ValidationError as exc:
+        assert "floating-point range" in str(exc) and len(b) == 0
+    else:
+        assert out in (0, 1, 2) and len(b) == 1
+
+
+def test_gaussian_calibration_terminates_for_subnormal_delta():
+    sigma = M.gaussian_sigma_analytic(1.0, 1e-320, 1.0)
+    assert math.isfinite(sigma) and sigma > M.gaussian_sigma_analytic(1.0, 1e-300, 1.0)
+    assert M.gaussian_delta(sigma, 1.0, 1.0) <= 1e-320
+    assert math.isfinite(M.zcdp_rho_for(1.0, 5e-324))
