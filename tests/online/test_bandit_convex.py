@@ -346,12 +346,13 @@ def test_privacy_report_and_noise_off():
     box = Box(-1.0, 1.0, dim=2)
     losses = linear_losses(2, 50, rng=0)
     pb = PrivateBandit(box, 50, epsilon=0.7, mode="extend", rng=0)
+    # the whole run is stated before round 1, and by every round of the trace
+    assert pb.epsilon_spent == 0.7 and pb.privacy.epsilon == pytest.approx(0.7)
     pb.reset()
-    assert pb.epsilon_spent == 0.0 and pb.privacy.epsilon == 0.0
     tr = run_convex(pb, losses, rng=1)
     assert tr.privacy.epsilon == pytest.approx(0.7) and tr.privacy.delta == 0.0
-    T_batch = tr.params["T_batch"]
-    assert np.all(tr.epsilon[: T_batch - 1] == 0.0) and np.all(tr.epsilon[T_batch - 1:] == 0.7)
+    assert tr.privacy == pb.privacy
+    assert np.all(tr.epsilon == 0.7)
     assert "one loss" in tr.privacy.neighbouring
     g = run_convex(PrivateBandit(box, 50, epsilon=0.7, delta=1e-5, noise="gaussian",
                                  mode="extend"), losses, rng=1)

@@ -74,7 +74,7 @@ def _played(L):
 # exact privacy
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("k", [1, 2])
-@pytest.mark.parametrize("calibration,composition", [("paper", "best"), ("tight", "basic")])
+@pytest.mark.parametrize("calibration,composition", [("paper", "auto"), ("tight", "basic")])
 def test_fidp_exact_privacy(k, calibration, composition):
     eps = 3.0
     L = FIDP(N, 3, k, epsilon=eps, delta=1e-3, calibration=calibration,
@@ -91,12 +91,14 @@ def test_fidp_exact_privacy(k, calibration, composition):
 
 def test_fidp_miscalibrated_variant_is_caught():
     # A learner that spends the whole budget on every draw (eta = eps / 2, as for one
-    # exponential-mechanism draw) ignores the composition over rounds and experts.
+    # exponential-mechanism draw) ignores the composition over rounds and experts. It is refused
+    # when it claims eps; the same rate without a claim plays the same law, which the exact
+    # check catches.
     eps = 1.0
-    bad = FIDP(N, 3, 2, epsilon=eps, delta=1e-3, eta=eps / 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = exact_check(law(bad), F_FULL, F_FULL_PRIME, epsilon=eps)
+    with pytest.raises(ValidationError, match="'eta'"):
+        FIDP(N, 3, 2, epsilon=eps, delta=1e-3, eta=eps / 2)
+    bad = FIDP(N, 3, 2, epsilon=math.inf, eta=eps / 2)
+    res = exact_check(law(bad), F_FULL, F_FULL_PRIME, epsilon=eps)
     assert not res.passed
     assert res.epsilon_exact > 1.5 * eps
 
@@ -139,11 +141,12 @@ def test_naive_bandit_exact_privacy():
     assert res.passed, str(res)
     # A learner that claims eps = 0.2 but draws with a rate far above the calibration: the
     # subsampled exploration caps the loss of one round (about log(1 + gamma), measured 0.59),
-    # which still exceeds the claim.
-    bad = L.clone(eta=20.0, calibration="paper")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res_bad = exact_check(law(bad), F_BANDIT, F_BANDIT_PRIME, epsilon=eps)
+    # which still exceeds the claim. The claim is refused; the same rate without a claim plays
+    # the same law.
+    with pytest.raises(ValidationError, match="'eta'"):
+        L.clone(eta=20.0, calibration="paper")
+    bad = L.clone(eta=20.0, calibration="paper", epsilon=math.inf)
+    res_bad = exact_check(law(bad), F_BANDIT, F_BANDIT_PRIME, epsilon=eps)
     assert not res_bad.passed
 
 
@@ -308,10 +311,13 @@ def test_failure_probability_is_the_exact_binomial_tail():
 
 def test_report_contents_and_charging():
     L = FIDP(6, 100, 2, epsilon=1.0, delta=1e-6, rng=0)
+    # the whole run is stated before round 1, and playing does not change the statement
+    before = L.privacy
+    assert before.uses == 2 * 99 and L.epsilon_spent == pytest.approx(before.epsilon)
     L.reset()
-    assert L.epsilon_spent == 0.0 and L.privacy.uses == 0
     _played(L)
     rep = L.privacy
+    assert rep == before
     assert rep.uses == 2 * 99 and rep.delta == pytest.approx(1e-6)
     assert 0 < rep.epsilon <= 1.0
     assert L.epsilon_spent == pytest.approx(rep.epsilon)
@@ -322,11 +328,31 @@ def test_report_contents_and_charging():
     assert _played(off.reset()).privacy is None and off.epsilon_spent == math.inf
 
 
-def test_override_beyond_budget_warns_and_reports_true_epsilon():
-    with pytest.warns(RuntimeWarning, match="compose to epsilon"):
-        L = FIDP(4, 50, 1, epsilon=0.5, delta=1e-6, eta=0.5)
-        L.reset()
-    assert _played(L).privacy.epsilon > 0.5
+def test_override_beyond_budget_is_refused_and_the_true_epsilon_is_stated():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValidationError, match="'eta'") as exc:
+            FIDP(4, 50, 1, epsilon=0.5, delta=1e-6, eta=0.5)
+    true = hedge_epsilon(0.5, 49, 1e-6)
+    assert exc.value.epsilon_spent == pytest.approx(true) and true > 0.5
+    # claiming what the rate really spends is accepted and stated
+    L = FIDP(4, 50, 1, epsilon=true, delta=1e-6, eta=0.5)
+    assert _played(L).privacy.epsilon == pytest.approx(true)
+
+
+@pytest.mark.parametrize("make, parameter, spent", [
+    # a given rate: 4 experts x 31 draws of 2 eta = 0.2 each
+    (lambda: BanditDP(4, 31, 4, epsilon=0.5, delta=1e-6, eta=0.1), "eta", 5.90),
+    # the paper's rate at a huge epsilon: Proposition 2 needs eps e^(2 eta) <= 4 ln(k / delta)
+    (lambda: FIDP(2, 100, 1, epsilon=100, delta=0.5), "calibration", 244.1),
+])
+def test_overspending_calibrations_are_refused_at_construction(make, parameter, spent):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # an error now, never a warning
+        with pytest.raises(ValidationError, match=f"'{parameter}'") as exc:
+            make()
+    assert exc.value.parameter == parameter
+    assert exc.value.epsilon_spent == pytest.approx(spent, abs=0.01)
 
 
 @pytest.mark.parametrize("cls", [FIDP, NaiveBanditDP, BanditDP])

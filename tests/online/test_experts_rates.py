@@ -25,7 +25,16 @@ import numpy as np
 import pytest
 
 from dpsubmod.functions import Modular
-from dpsubmod.online import FIDP, BanditDP, FunctionStream, NaiveBanditDP, PresampledBanditDP, run
+from dpsubmod.online import (
+    FIDP,
+    BanditDP,
+    FunctionStream,
+    NaiveBanditDP,
+    PresampledBanditDP,
+    hedge_epsilon,
+    hedge_eta,
+    run,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -70,12 +79,18 @@ def test_bandit_regret_grows_like_T_two_thirds(cls, epsilon):
     assert 0.50 <= s <= 0.95
 
 
+def _naive(T: int) -> NaiveBanditDP:
+    # The paper's rate at epsilon = 1000 composes to about 1190 over these horizons, so that
+    # claim is refused; the same rate is played, claiming what it really spends.
+    eta = hedge_eta(1000.0, 1e-3, T, experts=K)
+    spent = hedge_epsilon(eta, T - 1, 1e-3, experts=K)
+    return NaiveBanditDP(N, T, K, epsilon=spent, delta=1e-3, gamma=T ** (-1 / 4), eta=eta)
+
+
 def test_naive_bandit_regret_grows_faster():
-    # gamma = T^(-1/4), epsilon = 1000: measured 0.90 on T = 500..4000 (6 seeds), 0.755 on
-    # T = 1000..16000 (10 seeds); theory 3/4.
-    s_naive = _slope(lambda T: NaiveBanditDP(N, T, K, epsilon=1000.0, delta=1e-3,
-                                              gamma=T ** (-1 / 4)),
-                     [500, 1000, 2000, 4000], range(6))
+    # gamma = T^(-1/4), the paper's rate at epsilon = 1000: measured 0.90 on T = 500..4000
+    # (6 seeds), 0.755 on T = 1000..16000 (10 seeds); theory 3/4.
+    s_naive = _slope(_naive, [500, 1000, 2000, 4000], range(6))
     assert 0.60 <= s_naive <= 0.97
     s_fi = _slope(lambda T: FIDP(N, T, K, epsilon=math.inf), [250, 500, 1000, 2000], range(3))
     assert s_naive > s_fi + 0.2

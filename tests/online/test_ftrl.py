@@ -14,7 +14,8 @@ from scipy.optimize import minimize
 from dpsubmod.constraints import GenericMatroid, GraphicMatroid, Knapsack, PartitionMatroid
 from dpsubmod.errors import DPSubmodError, StreamLengthError
 from dpsubmod.online import PrivateFTRL, euclidean_projection, kl_projection
-from dpsubmod.privacy import TreeAggregator, tree_levels
+from dpsubmod.privacy import TreeAggregator
+from dpsubmod.privacy.continual import tree_levels
 
 
 def _slsqp(objective, grad, n, constraints):
@@ -183,7 +184,7 @@ def test_joint_tree_noise_equals_one_tree_per_copy():
     # The K copies share one tree of dimension K n: its per-coordinate scale equals the scale of
     # a tree per copy calibrated to one copy's sensitivity and budget.
     T, n, K, eps0 = 64, 4, 3, 0.4
-    joint = PrivateFTRL(1, T, n=n, copies=K, epsilon=1.0, tree_epsilon=eps0,
+    joint = PrivateFTRL(1, T, n=n, copies=K, epsilon=K * eps0, tree_epsilon=eps0,
                         loss_range=(-1.0, 0.0)).reset()
     single = TreeAggregator(T, n, noise="laplace", sensitivity=n * 1.0, epsilon=eps0)
     assert joint._tree.scale == pytest.approx(single.scale)
@@ -198,10 +199,12 @@ def test_reports_meet_the_budget():
     for kw in (dict(epsilon=1.0), dict(epsilon=1.0, delta=1e-6),
                dict(epsilon=0.5, delta=1e-5, noise="gaussian")):
         ftrl = PrivateFTRL(3, 50, n=6, copies=8, loss_range=(-1.0, 0.0), rng=0, **kw)
-        assert ftrl.privacy.uses == 0
+        before = ftrl.privacy  # the whole run, stated before the first update
+        assert before.uses == 8
         ftrl.predict()
         ftrl.update(-np.ones((8, 6)))
         rep = ftrl.privacy
+        assert rep == before
         assert rep.epsilon <= kw["epsilon"] * (1 + 1e-9)
         assert rep.delta <= kw.get("delta", 0.0) + 1e-15
         assert rep.uses == 8

@@ -47,7 +47,7 @@ def test_paper_composition_equals_theorem_4_per_expert():
     assert hedge_epsilon(eta, T, d, experts=k, composition="paper") == pytest.approx(k * per)
 
 
-@pytest.mark.parametrize("composition", ["paper", "best", "basic", "zcdp"])
+@pytest.mark.parametrize("composition", ["paper", "auto", "basic", "zcdp"])
 def test_tight_eta_inverts_the_composition(composition):
     eta = tight_hedge_eta(2.0, 1e-6, 300, experts=2, composition=composition)
     eps = hedge_epsilon(eta, 300, 1e-6, experts=2, composition=composition)

@@ -30,7 +30,7 @@ from dpsubmod.online import (
     run,
 )
 from dpsubmod.online import meta_frank_wolfe as mfw
-from dpsubmod.privacy import tree_levels
+from dpsubmod.privacy.continual import tree_levels
 
 
 def _fl_stream(T, n, seed):
@@ -151,8 +151,10 @@ def test_worst_case_tree_loss_equals_the_calibration(T):
     loss = tree_levels(T) * n * 1.0 / p["scale"]
     assert loss == pytest.approx(p["tree_epsilon"], rel=1e-12)
     assert p["tree_epsilon"] == pytest.approx(1.0 / K)  # basic composition at delta = 0
+    stated = L.privacy  # the whole run, before round 1
+    assert stated.epsilon == pytest.approx(1.0)
     run(L, _fl_stream(T, n, 1)[:min(T, 3)], comparator=None)
-    assert L.clone().privacy.uses == 0
+    assert L.privacy == stated and L.clone().privacy == stated
 
 
 @pytest.mark.parametrize("T", [2, 10, 100, 10**4, 2 * 10**5])
@@ -212,7 +214,10 @@ def test_black_box_audit_flags_only_the_miscalibrated_tree():
             L = DPMetaFrankWolfe(n, T, 2, epsilon=eps, K=1, eta=1.0, rng=g)
             L.reset()
             if tree_epsilon is not None:
-                L._ftrl = L._ftrl.clone(tree_epsilon=tree_epsilon, rng=g)
+                # an oracle whose trees spend tree_epsilon while the learner claims eps (the
+                # learner would refuse it; the oracle alone states what it spends)
+                L._ftrl = L._ftrl.clone(epsilon=tree_epsilon, tree_epsilon=tree_epsilon,
+                                        budget=None, rng=g)
                 L._ftrl.reset()
             L.select()
             L.update(data[0])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from dpsubmod.errors import ValidationError
 from dpsubmod.extensions.lovasz import lovasz_subgradient
 from dpsubmod.functions import Modular
 from dpsubmod.online import PFTAL, BanditSubmodPFTAL, SubmodPFTAL
@@ -85,19 +86,28 @@ def test_noise_off_submod_pftal_plays_clip_of_minus_gradient_sum():
 ])
 def test_full_information_sensitivities(calibration, noise, expected):
     n, T, M = 4, 100, 2.5
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        p = SubmodPFTAL(n, T, M=M, epsilon=1.0, calibration=calibration,
-                        noise=noise).resolved_params
     H = M / math.sqrt(n * T)
+    L = 4 * M + H * math.sqrt(n)
+    if expected is None:
+        # The paper's L is below the sensitivity 4 sqrt(2) M: the run would spend more than
+        # epsilon, so the learner is refused, with the epsilon it would really give.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.raises(ValidationError, match="'calibration'") as exc:
+                SubmodPFTAL(n, T, M=M, epsilon=1.0, calibration=calibration, noise=noise)
+        assert exc.value.epsilon_spent == pytest.approx(4 * math.sqrt(2) * M / L)
+        # With an H large enough for L to cover the sensitivity the paper's L is used as is.
+        big = 2.0 * M
+        q = SubmodPFTAL(n, T, M=M, epsilon=1.0, H=big, calibration=calibration,
+                        noise=noise).resolved_params
+        assert q["calibrated_sensitivity"] == pytest.approx(4 * M + big * math.sqrt(n))
+        assert q["epsilon_effective"] == 1.0
+        return
+    p = SubmodPFTAL(n, T, M=M, epsilon=1.0, calibration=calibration, noise=noise).resolved_params
     assert p["H"] == pytest.approx(H)
-    assert p["lipschitz"] == pytest.approx(4 * M + H * math.sqrt(n))
-    if expected is None:  # the paper's L, and the epsilon it really gives
-        assert p["calibrated_sensitivity"] == pytest.approx(4 * M + H * math.sqrt(n))
-        assert p["epsilon_effective"] == pytest.approx(4 * math.sqrt(2) * M / p["lipschitz"])
-    else:
-        assert p["calibrated_sensitivity"] == pytest.approx(expected * M)
-        assert p["epsilon_effective"] == 1.0
+    assert p["lipschitz"] == pytest.approx(L)
+    assert p["calibrated_sensitivity"] == pytest.approx(expected * M)
+    assert p["epsilon_effective"] == 1.0
 
 
 def test_bandit_sensitivity_gamma_and_h():
@@ -107,11 +117,19 @@ def test_bandit_sensitivity_gamma_and_h():
     assert p["gamma"] == pytest.approx(gamma)
     assert p["H"] == pytest.approx(M / (math.sqrt(n) * T ** 0.25))
     assert p["calibrated_sensitivity"] == pytest.approx(4 * M * (n + 1) / gamma)
-    with pytest.warns(RuntimeWarning, match="only"):
-        q = BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, calibration="paper").resolved_params
-    L = 4 * M + 2 * q["H"] * math.sqrt(n)
-    assert q["calibrated_sensitivity"] == pytest.approx(L)
-    assert q["epsilon_effective"] == pytest.approx(2.0 * 4 * M * (n + 1) / (gamma * L))
+    # The paper's L = 4M + 2 H sqrt(n) is far below the sensitivity: refused, with the epsilon
+    # the run would really spend.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValidationError, match="'calibration'") as exc:
+            BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, calibration="paper")
+    L = 4 * M + 2 * p["H"] * math.sqrt(n)
+    assert exc.value.epsilon_spent == pytest.approx(2.0 * 4 * M * (n + 1) / (gamma * L))
+    # An H large enough for L to reach the sensitivity is accepted, and L is used as is.
+    big = 25.0
+    q = BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, H=big, calibration="paper").resolved_params
+    assert q["calibrated_sensitivity"] == pytest.approx(4 * M + 2 * big * math.sqrt(n))
+    assert q["epsilon_effective"] == 2.0
 
 
 def test_tuned_h():
@@ -174,7 +192,7 @@ def test_clipping_enforces_the_sensitivity_on_bad_inputs():
 
 def test_pftal_generic_privacy_and_lipschitz_clipping():
     oco = PFTAL(2, 4, H=1.0, epsilon=0.5, lipschitz=1.0, rng=0)
-    assert oco.privacy.epsilon == 0
+    assert oco.privacy.epsilon == pytest.approx(0.5)  # the whole run, before the first update
     assert oco.calibrated_sensitivity == 2.0
     oco.update([30.0, 40.0])  # rescaled to norm 1 before the noise
     assert oco.privacy.epsilon == pytest.approx(0.5)

@@ -27,11 +27,11 @@ Three checks:
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 
+from dpsubmod.errors import ValidationError
 from dpsubmod.extensions.lovasz import lovasz_subgradient
 from dpsubmod.functions import Modular
 from dpsubmod.online import BanditSubmodPFTAL, SubmodPFTAL
@@ -108,14 +108,21 @@ def _chain_values(f) -> list[float]:
     return [f(S) for S in SETS]
 
 
+def _bandit(calibration: str, rng=None) -> BanditSubmodPFTAL:
+    if calibration == "paper":
+        # calibration="paper" spends more than epsilon and is refused at construction; the same
+        # counter (the paper's L declared as a trusted sensitivity, the same clipping of the
+        # observed values) plays the law under audit.
+        return BanditSubmodPFTAL(2, 2, M=M, epsilon=EPS, gamma=GAMMA, H=H,
+                                 sensitivity=_sensitivity("paper"), rng=rng)
+    return BanditSubmodPFTAL(2, 2, M=M, epsilon=EPS, gamma=GAMMA, H=H, rng=rng)
+
+
 def _play(data, rng, calibration="sound"):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the paper calibration warns
-        learner = BanditSubmodPFTAL(2, 2, M=M, epsilon=EPS, gamma=GAMMA, H=H,
-                                    calibration=calibration, rng=rng)
-        S1 = learner.select()
-        learner.update(data[0](S1))
-        return S1, learner.select()
+    learner = _bandit(calibration, rng)
+    S1 = learner.select()
+    learner.update(data[0](S1))
+    return S1, learner.select()
 
 
 @pytest.mark.parametrize("calibration", ["sound", "paper"])
@@ -159,10 +166,11 @@ def test_black_box_audit_catches_the_paper_calibration():
     paper = audit(lambda d, g: _play(d, g, "paper"), D, D_PRIME, 3000, EPS, rng=7, event=event,
                   n_jobs=1)
     assert paper.violation and paper.epsilon_lower_bound > EPS
-    # The learner reports the epsilon this calibration really gives; the audit agrees with it.
-    with pytest.warns(RuntimeWarning):
-        eff = BanditSubmodPFTAL(2, 2, M=M, epsilon=EPS, gamma=GAMMA, H=H,
-                                calibration="paper").resolved_params["epsilon_effective"]
+    # The learner refuses this calibration, stating the epsilon it really gives; the audit
+    # agrees with it.
+    with pytest.raises(ValidationError, match="'calibration'") as exc:
+        BanditSubmodPFTAL(2, 2, M=M, epsilon=EPS, gamma=GAMMA, H=H, calibration="paper")
+    eff = exc.value.epsilon_spent
     assert eff == pytest.approx(EPS * 4 * M * 3 / GAMMA / (4 * M + 2 * H * math.sqrt(2)))
     assert paper.epsilon_lower_bound <= eff
     sound = audit(lambda d, g: _play(d, g, "sound"), D, D_PRIME, 3000, EPS, rng=7, event=event,
@@ -191,13 +199,20 @@ def test_full_information_transcript_privacy_loss(calibration):
     gp = lovasz_subgradient(fp, np.zeros(3))[1]
     np.testing.assert_allclose(np.linalg.norm(g - gp), 2 * math.sqrt(6))
     h = Modular([0.1, -0.2, 0.3])
+    if calibration == "paper":
+        # Refused (it spends more than epsilon); the same counter is rebuilt with the paper's
+        # L declared as a trusted sensitivity. Its chain vectors are not rescaled, which
+        # changes nothing here: the paper mode rescales to norm 2 sqrt(2) M, and these
+        # submodular functions within [-M, M] never exceed it.
+        with pytest.raises(ValidationError, match="'calibration'"):
+            SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=0.01, calibration=calibration)
+        kw = dict(sensitivity=4.0 + 0.01 * math.sqrt(3), clip=False)
+    else:
+        kw = dict(calibration=calibration)
     losses = []
     for seed in range(2000):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            learner = SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=0.01, calibration=calibration,
-                                  rng=seed)
-            learner.select()
+        learner = SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=0.01, rng=seed, **kw)
+        learner.select()
         learner.update(f)
         z1, v1 = learner.last_gradient, learner.prefix  # x_1 = 0: no H x_1 term
         x2 = learner.iterate

@@ -64,6 +64,10 @@ from .._validation import check_delta, check_finite, check_int, check_real, is_n
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..polytopes.interior import SphereSampler, inner_ball
 from ..polytopes.oracles import Box, Polytope, Simplex
+from ..privacy.calibration import gaussian_sigma_analytic
+from ..privacy.continual import TreeAggregator
+from ..privacy.plan import PrivacyPlan
+from ._plans import run_plan, tree_event
 from .convex_losses import ConvexLoss
 from .protocol import _Rounds
 
@@ -90,8 +94,6 @@ NOISES = {"laplace": "l1", "l2laplace": "l2", "gaussian": "l2"}
 CALIBRATIONS = ("sensitivity", "paper")
 #: Frank-Wolfe step rules of the inner loop.
 FW_STEPS = ("linesearch", "2/(k+2)")
-
-
 
 
 # ------------------------------------------------------------------------------------------------
@@ -240,8 +242,6 @@ def _node_scale(noise: str, levels: int, sensitivity: float, epsilon: float, del
     """The node-noise scale :class:`~dpsubmod.privacy.TreeAggregator` draws with the numpy
     backend (Laplace ``b``, l2-Laplace ``s``, analytic-Gaussian ``sigma``)."""
     if noise == "gaussian":
-        from ..privacy.mechanisms import gaussian_sigma_analytic
-
         return gaussian_sigma_analytic(epsilon, delta, math.sqrt(levels) * sensitivity)
     return levels * sensitivity / epsilon
 
@@ -428,13 +428,9 @@ class BanditConvexLearner(_Rounds):
     def _update(self, value: float) -> None: ...
 
     @property
-    def privacy(self) -> Any:
-        """Privacy report of what was released so far, or ``None`` without a guarantee."""
-        return None
-
-    @property
     def epsilon_spent(self) -> float:
-        """Epsilon spent so far (``inf`` for a learner without guarantee)."""
+        """The epsilon of the whole run's guarantee (:attr:`privacy`), ``inf`` for a learner
+        without guarantee."""
         rep = self.privacy
         return math.inf if rep is None else float(rep.epsilon)
 
@@ -481,7 +477,8 @@ class PrivateBandit(BanditConvexLearner):
     Guarantee
         ``epsilon``-DP (``noise="laplace"`` or ``"l2laplace"``) or ``(epsilon, delta)``-DP
         (``noise="gaussian"``, analytic Gaussian calibration) for the whole sequence of played
-        points; the run's one privacy event is recorded when the first batch sum is released.
+        points: one tree-aggregation event, stated by :attr:`privacy` from construction on and
+        charged to ``budget`` at construction, before anything is released.
         With ``epsilon=math.inf`` the noise is off and the learner is **not private**
         (:attr:`privacy` is ``None``): the non-private PrivateBandit, the paper's
         simplification of Garber and Kretzu.
@@ -547,6 +544,12 @@ class PrivateBandit(BanditConvexLearner):
     rng : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Resolved at each reset; the directions and the tree noise come from two child streams
         spawned from it.
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee at construction, before anything is released
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), again by :meth:`reset` after play and by every clone (each a new release).
+        Not allowed with ``epsilon=math.inf``. :func:`~dpsubmod.online.run_convex` plays a
+        budgeted learner itself instead of a clone.
 
     Attributes
     ----------
@@ -585,7 +588,7 @@ class PrivateBandit(BanditConvexLearner):
                  diameter: float | None = None, mode: str = "shrink", eta: float | None = None,
                  zeta: float | None = None, batch: int | None = None,
                  fw_steps: int | None = None, fw_step: str = "linesearch",
-                 rng: RNGLike = None):
+                 rng: RNGLike = None, budget: Any = None):
         self.polytope = polytope
         self.T = T
         self.epsilon = epsilon
@@ -603,12 +606,30 @@ class PrivateBandit(BanditConvexLearner):
         self.fw_steps = fw_steps
         self.fw_step = fw_step
         self.rng = rng
+        self.budget = budget
         self._resolved = self._resolve()
 
     @property
     def noise_off(self) -> bool:
         """Whether the noise is off (``epsilon=inf``): the run is then **not private**."""
         return is_noise_off(self.epsilon)
+
+    def _neighbouring(self) -> str:
+        p = self._resolved
+        lo = 0.0 if p["nonnegative"] else -p["bound"]
+        return ("loss sequences differing in one loss f_t (event level); observed losses "
+                f"clipped to [{lo:g}, {p['bound']:g}]")
+
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """The counter's one tree-aggregation event; ``None`` with the noise off."""
+        if self.noise_off:
+            return None
+        p = self._resolved
+        return self._memo_plan(lambda: run_plan(
+            "PrivateBandit", [tree_event(p["T_round"], p["dim"], noise=self.noise,
+                                         sensitivity=p["calibrated_sensitivity"],
+                                         epsilon=float(self.epsilon), delta=p["delta"])],
+            neighbouring=self._neighbouring(), rng=self.rng))
 
     def _resolve(self) -> dict[str, Any]:
         caller = "PrivateBandit"
@@ -680,8 +701,6 @@ class PrivateBandit(BanditConvexLearner):
                 if self.noise == "laplace":
                     cal_sens = max(sens, paper_scale * eps / levels)
                 else:
-                    from ..privacy.mechanisms import gaussian_sigma_analytic
-
                     sigma = gaussian_sigma_analytic(eps, delta, math.sqrt(levels) * sens)
                     cal_sens = sens * max(1.0, paper_scale / sigma)
             cal_sens *= float(self._sensitivity_factor)
@@ -708,20 +727,15 @@ class PrivateBandit(BanditConvexLearner):
         p = self._resolved
         gen = as_generator(self.rng)
         dir_rng, noise_rng = gen.spawn(2)
-        from ..privacy.accounting import Ledger
-
-        self._ledger = Ledger()
         if p["noise_off"]:
             self._tree = None
             self._exact = np.zeros(p["dim"])
         else:
-            from ..privacy.continual import TreeAggregator
-
             self._tree = TreeAggregator(
                 p["T_round"], p["dim"], noise=self.noise, sensitivity=p["calibrated_sensitivity"],
                 epsilon=float(self.epsilon),
                 delta=p["delta"] if self.noise == "gaussian" else 0.0,
-                rng=noise_rng, ledger=self._ledger,
+                rng=noise_rng, budget=self._run_allowance(),
             )
             self._exact = None
         geo: _Geometry = p["geometry"]
@@ -821,28 +835,6 @@ class PrivateBandit(BanditConvexLearner):
         """Linear-oracle calls made so far (at most one per bandit round)."""
         self._ensure_state()
         return self._lo_calls
-
-    @property
-    def epsilon_spent(self) -> float:
-        """Epsilon spent so far: 0 until the first batch sum is released, then the run's
-        epsilon; ``inf`` with the noise off."""
-        self._ensure_state()
-        if self._tree is None:
-            return math.inf
-        return float(self._tree.event.epsilon) if len(self._ledger) else 0.0
-
-    @property
-    def privacy(self) -> Any:
-        """A :class:`~dpsubmod.privacy.PrivacyReport` of the counter's single event (charged when
-        the first batch sum is released); ``None`` with the noise off: **not private**."""
-        self._ensure_state()
-        if self._tree is None:
-            return None
-        return self._ledger.report(
-            backend="numpy",
-            neighbouring="loss sequences differing in one loss f_t (event level); observed "
-                          f"losses clipped to [{self._lo:g}, {self._hi:g}]",
-        )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -3,9 +3,10 @@ r"""Play a bandit convex learner against a loss stream and measure its regret.
 :func:`run_convex` is the counterpart of :func:`dpsubmod.online.run` for learners that play
 points of a polytope (:class:`~dpsubmod.online.bandit_convex.BanditConvexLearner`) against
 convex losses (:mod:`dpsubmod.online.convex_losses`). It clones the learner (the caller's object
-is never advanced), plays the stream round by round (``select``; the harness evaluates the
-round's loss at the point; ``update`` with that value), then computes the best fixed point in
-hindsight (:func:`best_fixed_point`) and the cumulative regret
+is never advanced; a learner built with a budget is played itself, as by
+:func:`~dpsubmod.online.run`), plays the stream round by round (``select``; the harness
+evaluates the round's loss at the point; ``update`` with that value), then computes the best
+fixed point in hindsight (:func:`best_fixed_point`) and the cumulative regret
 
 .. math:: R_t = \sum_{s \le t} f_s(x_s) - \sum_{s \le t} f_s(x^*), \qquad
           x^* \in \arg\min_{x \in K} \sum_{s=1}^{T} f_s(x).
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike
 from .._validation import check_finite, check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..polytopes.oracles import Polytope
@@ -45,7 +46,7 @@ from .convex_losses import (
     as_loss_stream,
     sum_losses,
 )
-from .harness import _TraceSummary
+from .harness import _player, _TraceSummary
 
 __all__ = ["ConvexHindsight", "best_fixed_point", "ConvexTrace", "run_convex",
            "COMPARATOR_METHODS"]
@@ -225,9 +226,10 @@ class ConvexTrace(_TraceSummary):
     regret, expected_regret : ndarray or None
         Cumulative regret after each round, from ``values`` and ``expected_values``.
     epsilon : ndarray, shape (T,)
-        Privacy spent after each round (``inf`` for a learner without guarantee).
+        The epsilon of the learner's whole-run guarantee, read after each round (stated before
+        round 1, so constant over a run; ``inf`` for a learner without guarantee).
     privacy : object
-        The learner's final privacy report (``None`` when not private).
+        The learner's privacy report: the whole run's guarantee (``None`` when not private).
     evaluations : int
         Loss evaluations made to answer the learner (one per round).
     elapsed : ndarray, shape (T,)
@@ -283,7 +285,10 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     Parameters
     ----------
     learner : BanditConvexLearner
-        Cloned before playing; the caller's object is not advanced.
+        Cloned before playing, so the caller's object is not advanced; except a learner built
+        with a budget, which is played itself (it was charged its run at construction, and a
+        clone would be charged again; playing it once more later is a new release, charged by
+        its reset).
     losses : ConvexLossStream or sequence of ConvexLoss
         On ``R^n`` with ``n = learner.polytope.dim`` and at most ``learner.T`` rounds.
     comparator : str, ConvexHindsight, point, callable or None, default="auto"
@@ -295,6 +300,8 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     rng : int, Generator, SeedSequence or None, default=None
         When given, the learner is cloned with ``rng=child`` and the stream iterated with
         another child spawned from it; otherwise their own ``rng`` parameters are used.
+        Refused for a learner built with a budget (a clone would be a second, charged
+        release): build that learner with the ``rng`` you want.
 
     Returns
     -------
@@ -307,6 +314,10 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     GroundSetMismatchError, StreamLengthError
         Dimensions differ, or the stream is longer than the learner's horizon (raised before
         any round is played).
+    ValidationError
+        An ``rng`` was given for a learner built with a budget.
+    BudgetExceededError
+        A budgeted learner that already played cannot be charged a new run.
 
     Examples
     --------
@@ -339,14 +350,7 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     with warnings.catch_warnings():
         # the learner's constructor already issued its parameter warnings to the caller
         warnings.simplefilter("ignore", UserWarning)
-        if rng is not None:
-            l_rng, s_rng = as_generator(rng).spawn(2)
-            player = learner.clone(rng=l_rng)
-            it = stream.iterate(rng=s_rng)
-        else:
-            player = learner.clone()
-            it = stream.iterate()
-    player.reset()
+        player, it = _player(learner, stream, rng, "run_convex")
 
     T, n = stream.T, stream.dim
     fs: list[ConvexLoss] = []

@@ -53,12 +53,19 @@ with bandit feedback). Such runs are **not private** (``privacy`` is ``None``); 
 Departures from the paper (see ``docs/errata.md``): the bandit failure probability is the exact
 binomial tail (the paper's :math:`e^{-8\gamma^2 T}` is not a valid bound, though its final
 :math:`e^{-8T^{1/3}}` is); exploration rates above 1 are clipped with a warning (the theoretical
-:math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy report composes all
-draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
-argument); Appendix B.2 is implemented with :math:`O(1)` memory (draw
+:math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy statement composes
+all draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
+argument); a calibration (the paper's rate, or a given ``eta``) whose draws compose to more than
+``epsilon`` is refused at construction; Appendix B.2 is implemented with :math:`O(1)` memory (draw
 :math:`M \sim \mathrm{Bin}(T, \gamma)`, then choose the exploration rounds by selection sampling,
 which gives the same joint law as ``T`` independent coins); the default exploration rates of
 B.1 and B.2, whose constants the paper does not give, are derived in the class docstrings.
+
+Privacy of a whole run is known from the public parameters before round 1: :attr:`privacy` states
+it from construction on, and a learner built with ``budget=`` is charged that run at
+construction, before anything is released (again by ``reset()`` after play, and by each clone).
+Every data-dependent Hedge draw is then made through the run's allowance, so a draw beyond the
+plan fails before anything is drawn.
 
 References
 ----------
@@ -69,7 +76,6 @@ M. Streeter and D. Golovin, "An online algorithm for maximizing submodular funct
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from abc import abstractmethod
@@ -81,10 +87,16 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_real, is_noise_off
 from ..errors import ValidationError
 from ..functions.base import SetFunction
+from ..privacy.composition import COMPOSITIONS, compose
+from ..privacy.events import PrivacyEvent
+from ..privacy.plan import PrivacyPlan
+from ._plans import check_spend, run_plan
 from .comparators import set_values
 from .hedge import (
     HEDGE_COMPOSITIONS,
+    PAPER_RULE,
     Hedge,
+    _backend_sensitivity,
     _check_backend_param,
     _paper_epsilon,
     best_composition,
@@ -113,8 +125,6 @@ EXPECTED_VALUE_MAX_TUPLES = 1024
 
 _NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
                  "function; feedback clipped to [0, 1])")
-
-
 
 
 def _clip01(values: np.ndarray) -> np.ndarray:
@@ -155,8 +165,11 @@ def expert_regrets(cumulative_gains: np.ndarray, realized: np.ndarray) -> np.nda
     return G.max(axis=1) - np.asarray(realized, dtype=float)
 
 
-def _resolve_gamma(gamma: float | None, default: float, caller: str, what: str) -> float:
+def _resolve_gamma(gamma: float | None, default: float, caller: str, what: str, *,
+                   warn: bool = True) -> float:
     g = default if gamma is None else float(gamma)
+    if g > 1.0 and not warn:
+        return 1.0
     if g > 1.0:
         source = f"the default {what}" if gamma is None else "the given gamma"
         warnings.warn(
@@ -197,7 +210,7 @@ def _weighted_values(f: SetFunction, masks: np.ndarray, weights: np.ndarray) -> 
 
 
 class _HedgeExperts(Learner):
-    """Shared machinery: parameter resolution, the Hedge bank, privacy reports, diagnostics."""
+    """Shared machinery: calibration, the Hedge bank, the privacy plan, diagnostics."""
 
     sense = "max"
     _draws_label = "T - 1"
@@ -234,6 +247,27 @@ class _HedgeExperts(Learner):
             )
         _check_backend_param(self.backend, caller)
 
+    def _check_spend(self) -> None:
+        """Refuse, at construction, a rate whose whole run spends more than ``epsilon``."""
+        plan = self._privacy_plan()
+        if plan is None:
+            return
+        spent, requested = plan.report().epsilon, float(self.epsilon)
+        name = type(self).__name__
+        if self.eta is not None:
+            best = tight_hedge_eta(requested, float(self.delta), max(1, self._planned_draws()),
+                                   experts=int(self.k), composition=self.composition,
+                                   backend=self.backend)
+            check_spend(name, spent, requested, parameter="eta",
+                        fix=f"eta={float(self.eta):.6g} makes each Hedge draw "
+                            f"{hedge_draw_epsilon(self.eta, backend=self.backend):.6g}-DP; pass "
+                            f"eta <= {best:.6g} (the largest rate within epsilon under "
+                            f"composition={self.composition!r}), or omit eta.")
+        check_spend(name, spent, requested, parameter="calibration",
+                    fix="the paper's rate (Proposition 2) stays within epsilon only when "
+                        "epsilon e^(2 eta) <= 4 ln(k / delta); use calibration='tight', which "
+                        "solves for the largest rate within epsilon.")
+
     @property
     def noise_off(self) -> bool:
         """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
@@ -246,40 +280,85 @@ class _HedgeExperts(Learner):
         return tight_hedge_eta(eps, dlt, max(1, draws_int), experts=k,
                                composition=self.composition, backend=self.backend)
 
-    def _privacy_fields(self, eta: float, draws: int, delta_fail: float = 0.0) -> dict[str, Any]:
-        """Resolve the run's guarantee (and warn if an override breaks the budget)."""
-        if self.noise_off:
-            return {"epsilon_guarantee": math.inf, "delta_guarantee": 1.0}
-        eps_g = self._compose(eta, draws)
-        if eps_g > float(self.epsilon) * (1.0 + 1e-9):
-            warnings.warn(
-                f"{type(self).__name__}: with eta={eta:.6g} the {int(self.k)} experts' "
-                f"{draws} draws each compose to epsilon={eps_g:.6g} > the requested "
-                f"{float(self.epsilon):.6g} (composition={self.composition!r}); the report "
-                "carries the epsilon really spent.",
-                RuntimeWarning, stacklevel=5,
-            )
-        return {"epsilon_guarantee": eps_g,
-                "delta_guarantee": float(self.delta) + float(delta_fail)}
-
-    def _compose(self, eta: float, draws: int) -> float:
+    def _statement(self, e0: float, draws: int) -> tuple[float, float, str, bool]:
+        """``(epsilon, delta, rule, composed)`` of ``k * draws`` draws of ``e0`` each at the
+        learner's ``delta``: ``composed`` when composing the draws' events by ``rule`` gives the
+        statement (else it comes from the paper's own argument)."""
         if draws <= 0:
-            return 0.0
-        from ..privacy.accounting import compose_epsilon
-
-        e0 = hedge_draw_epsilon(eta, backend=self.backend)
-        k = int(self.k)
+            return 0.0, 0.0, "basic", True
+        k, dlt = int(self.k), float(self.delta)
         if self.composition == "paper":
-            return _paper_epsilon(e0, draws, float(self.delta), k)
-        if self.composition == "best":
-            return best_composition(e0, k * draws, float(self.delta))[0]
-        return compose_epsilon(e0, k * draws, float(self.delta), method=self.composition,
-                               bounded_range=True)
+            return _paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
+        if self.composition == "auto":
+            eps, rule = best_composition(e0, k * draws, dlt)
+        else:
+            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=k * draws)], dlt,
+                                   self.composition, caller=type(self).__name__)
+        return eps, 0.0 if rule == "basic" else dlt, rule, True
+
+    # -- calibration: public parameters only --------------------------------------------------
+    @abstractmethod
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
+        """``gamma``, ``eta`` and the planned data-dependent ``draws`` per expert, from the
+        public parameters (warnings about clipped defaults only with ``warn``)."""
+
+    def _planned_draws(self) -> int:
+        return int(self._calibrate(warn=False)["draws"])
+
+    def _overrun(self, c: dict[str, Any]) -> tuple[int, float]:
+        """Draws per expert the run may make beyond the plan, and the probability it does."""
+        return 0, 0.0
+
+    def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
+        """``(epsilon, delta, rule, composed, e0, draws, overrun)`` of the whole run."""
+        c = self._calibrate(warn=False)
+        e0 = hedge_draw_epsilon(c["eta"], backend=self.backend)
+        overrun, p_fail = self._overrun(c)
+        eps, dlt, rule, composed = self._statement(e0, int(c["draws"]))
+        if overrun:
+            composed = False
+        return eps, dlt + p_fail, rule, composed, e0, int(c["draws"]), overrun
+
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """Every data-dependent Hedge draw of a whole run; ``None`` when privacy is off."""
+        if self.noise_off:
+            return None
+        return self._memo_plan(self._build_plan)
+
+    def _build_plan(self) -> PrivacyPlan:
+        eps, dlt, rule, composed, e0, draws, overrun = self._plan_statement()
+        k = int(self.k)
+        events = []
+        if draws > 0:
+            events.append(PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw", count=k * draws,
+                note=f"{k} Hedge experts x {draws} data-dependent draws ({self._draws_label}), "
+                     f"score sensitivity 1"))
+        if overrun > 0:
+            events.append(PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw_beyond_budget", count=k * overrun,
+                note=f"{k} Hedge experts x up to {overrun} draws beyond the exploration budget, "
+                     "made only with the failure probability counted in delta"))
+        name = type(self).__name__
+        if composed:
+            return run_plan(name, events, delta=float(self.delta), composition=rule,
+                            neighbouring=_NEIGHBOURING, backend=self.backend, rng=self.rng)
+        return run_plan(name, events, composition=rule, guarantee=(eps, dlt),
+                        neighbouring=_NEIGHBOURING, backend=self.backend, rng=self.rng)
 
     # -- state --------------------------------------------------------------------------------
-    @abstractmethod
     def _resolve(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved."""
+        """Every parameter after defaults were resolved, with the run's guarantee."""
+        p = dict(self._calibrate(warn=True))
+        p["calibration"] = self.calibration if self.eta is None else "user"
+        return self._with_guarantee(p)
+
+    def _with_guarantee(self, p: dict[str, Any]) -> dict[str, Any]:
+        rep = self.privacy
+        p["e0"] = hedge_draw_epsilon(p["eta"], backend=self.backend)
+        p["epsilon_guarantee"] = math.inf if rep is None else float(rep.epsilon)
+        p["delta_guarantee"] = 1.0 if rep is None else float(rep.delta)
+        return p
 
     def _reset(self) -> None:
         super()._reset()
@@ -287,67 +366,20 @@ class _HedgeExperts(Learner):
         hedge_rng, play_rng, setup_rng = gen.spawn(3)
         self._setup_rng = setup_rng
         self._params = self._resolve()
+        self._allowance = self._run_allowance()
+        self._fed = False  # no feedback has reached the experts: their draws are uniform
         self._hedge = Hedge(int(self.n), self._params["eta"], copies=int(self.k),
                             backend=self.backend, rng=hedge_rng)
         self._hedge.reset()
         self._play = play_rng
         self._realized = np.zeros(int(self.k))
 
-    # -- privacy ------------------------------------------------------------------------------
-    @property
-    def privacy(self) -> Any:
-        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run, charged at
-        the first release (``epsilon`` and ``delta`` are the run's guarantee, ``delta``
-        including any failure probability); ``None`` when privacy is off (not private)."""
-        self._ensure_state()
-        if self.noise_off:
-            return None
-        from ..privacy.accounting import Ledger, PrivacyEvent, PrivacyReport
-
-        p = self._params
-        if self._round == 0:
-            return Ledger().report(backend=self._backend_name(), neighbouring=_NEIGHBOURING)
-        draws = int(p["draws"])
-        if draws <= 0:
-            return PrivacyReport(0.0, float(p["delta_guarantee"]) - float(self.delta),
-                                 "basic", self._backend_name(), (), 0.0, _NEIGHBOURING)
-        e0 = hedge_draw_epsilon(p["eta"], backend=self.backend)
-        event = PrivacyEvent.exponential(
-            e0, mechanism="hedge_draw", count=int(self.k) * draws,
-            note=f"{int(self.k)} Hedge experts x {draws} data-dependent draws ({self._draws_label})"
-                 f", eta={p['eta']:.6g}, score sensitivity 1",
-        )
-        led = Ledger()
-        led.record(event)
-        if self.composition == "paper":
-            rep = PrivacyReport(
-                epsilon=float(p["epsilon_guarantee"]), delta=float(self.delta),
-                composition="advanced composition per expert and basic over the experts "
-                            "(Perez-Salazar and Cummings, Theorem 5)",
-                backend=self._backend_name(), events=(event,), rho=led.rho,
-                neighbouring=_NEIGHBOURING,
-            )
-        else:
-            method = self.composition
-            if method == "best":
-                method = best_composition(e0, int(self.k) * draws, float(self.delta))[1]
-            rep = led.report(delta=float(self.delta), method=method,
-                             backend=self._backend_name(), neighbouring=_NEIGHBOURING)
-        extra = float(p["delta_guarantee"]) - float(self.delta)
-        if extra > 0.0:
-            rep = dataclasses.replace(rep, delta=rep.delta + extra)
-        return rep
-
-    @property
-    def epsilon_spent(self) -> float:
-        """0 before the first round, then the run's whole epsilon (``inf`` when not private)."""
-        self._ensure_state()
-        if self.noise_off:
-            return math.inf
-        return float(self._params["epsilon_guarantee"]) if self._round > 0 else 0.0
-
-    def _backend_name(self) -> str:
-        return "numpy" if self.backend in (None, "numpy") else str(self.backend)
+    def _draw(self) -> np.ndarray:
+        """One draw of every expert, through the run's allowance once it depends on data."""
+        if self._allowance is not None and self._fed:
+            self._allowance.charge(PrivacyEvent.exponential(
+                self._params["e0"], mechanism="hedge_draw", count=int(self.k)))
+        return self._hedge.sample()
 
     # -- diagnostics (non-private) ------------------------------------------------------------
     def expert_probabilities(self) -> np.ndarray:
@@ -388,18 +420,27 @@ class FIDP(_HedgeExperts):
     delta : float
         In ``(0, 1)``; required when private.
     eta : float, optional
-        Learning-rate override (the report then carries the epsilon really spent, with a warning
-        when it exceeds ``epsilon``).
+        Learning-rate override. A rate whose draws compose (under ``composition``) to more than
+        ``epsilon`` is refused at construction (:class:`~dpsubmod.errors.ValidationError`
+        naming ``eta``); the statement carries the epsilon the rate really spends.
     calibration : {"paper", "tight"}, default="paper"
-        ``"paper"``: :math:`\eta = \varepsilon/(k\sqrt{32T\ln(k/\delta)})`. ``"tight"``: the
-        largest :math:`\eta` whose composed guarantee (under ``composition``) is
-        :math:`(\varepsilon, \delta)` (not in the paper; about twice the paper's rate or more).
-    composition : {"best", "paper", "basic", "advanced", "kov", "zcdp"}, default="best"
-        How the report composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
+        ``"paper"``: :math:`\eta = \varepsilon/(k\sqrt{32T\ln(k/\delta)})`, refused where it
+        composes to more than ``epsilon`` (it needs :math:`\varepsilon e^{2\eta} \le
+        4\ln(k/\delta)`). ``"tight"``: the largest :math:`\eta` whose composed guarantee (under
+        ``composition``) is :math:`(\varepsilon, \delta)` (not in the paper; about twice the
+        paper's rate or more).
+    composition : {"auto", "paper", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        How the statement composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
     backend : {None, "numpy", "secure"}, default=None
         Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee (:attr:`privacy`) at construction, before anything is
+        released (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then
+        nothing changes), again by :meth:`reset` after play and by every clone (each a new
+        release). Not allowed with ``epsilon=math.inf``. Play a budgeted learner with
+        :func:`~dpsubmod.online.run` (which plays it itself instead of a clone).
 
     Examples
     --------
@@ -416,7 +457,8 @@ class FIDP(_HedgeExperts):
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  eta: float | None = None, calibration: str = "paper",
-                 composition: str = "best", backend: str | None = None, rng: RNGLike = None):
+                 composition: str = "auto", backend: str | None = None, rng: RNGLike = None,
+                 budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -427,9 +469,11 @@ class FIDP(_HedgeExperts):
         self.composition = composition
         self.backend = backend
         self.rng = rng
+        self.budget = budget
         self._check_common_params(type(self).__name__)
+        self._check_spend()
 
-    def _resolve(self) -> dict[str, Any]:
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)
         # The first draw uses the uniform initial weights and the last round's gains feed no
         # draw: T - 1 data-dependent draws per expert (the paper's eta counts T).
@@ -440,10 +484,7 @@ class FIDP(_HedgeExperts):
             eta = math.sqrt(math.log(max(n, 2)) / T)
         else:
             eta = self._private_eta(T, draws)
-        p: dict[str, Any] = {"n": n, "T": T, "k": k, "eta": eta, "draws": draws,
-                             "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, draws))
-        return p
+        return {"n": n, "T": T, "k": k, "eta": eta, "draws": draws}
 
     def _reset(self) -> None:
         super()._reset()
@@ -451,7 +492,7 @@ class FIDP(_HedgeExperts):
 
     def _select(self) -> np.ndarray:
         self._probs = self._hedge.probabilities() if self._needs_probs() else None
-        self._a = self._hedge.sample()
+        self._a = self._draw()
         mask = np.zeros(int(self.n), dtype=bool)
         mask[self._a] = True
         return mask
@@ -475,6 +516,7 @@ class FIDP(_HedgeExperts):
         G = _clip01(G)
         self._realized += G[np.arange(k), a]
         self._hedge._trusted_update(G)
+        self._fed = True
 
     def expected_value(self, f: SetFunction) -> float | None:
         """Exact :math:`E[f(S_t)]` over the experts' draws of this round (non-private
@@ -520,7 +562,7 @@ class _BanditExperts(_HedgeExperts):
     def _reset(self) -> None:
         super()._reset()
         # The first set is drawn from the uniform initial weights: data-independent.
-        self._a = self._hedge.sample()
+        self._a = self._draw()
         self._explore: tuple[int, int] | None = None
         self._explorations = 0
 
@@ -553,12 +595,13 @@ class _BanditExperts(_HedgeExperts):
         i, e = self._explore
         v = float(_clip01(np.float64(y)))
         self._hedge._G[i, e] += v
+        self._fed = True
         self._explorations += 1
         self._after_exploration()
 
     def _after_exploration(self) -> None:
         """Algorithm 3 and B.2: all k experts redraw right after an exploration."""
-        self._a = self._hedge.sample()
+        self._a = self._draw()
 
     @property
     def explorations(self) -> int:
@@ -650,15 +693,19 @@ class BanditDP(_BanditExperts):
         warning (the private default exceeds 1 unless :math:`T \ge k^3(16 n\ln n)^2`).
     cap : bool, default=False
         Stop exploring after the budget :math:`\lfloor 2\gamma T\rfloor` (exact
-        :math:`(\varepsilon, \delta)`-DP).
+        :math:`(\varepsilon, \delta)`-DP). Without it the plan also admits the draws beyond
+        the budget, which happen only with the failure probability counted in the statement's
+        delta.
+    budget : Budget or None, default=None
+        As in :class:`FIDP`.
     """
 
     _draws_label = "post-exploration draws, budget floor(2 gamma T)"
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  gamma: float | None = None, eta: float | None = None, cap: bool = False,
-                 calibration: str = "paper", composition: str = "best",
-                 backend: str | None = None, rng: RNGLike = None):
+                 calibration: str = "paper", composition: str = "auto",
+                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -671,11 +718,13 @@ class BanditDP(_BanditExperts):
         self.composition = composition
         self.backend = backend
         self.rng = rng
+        self.budget = budget
         caller = type(self).__name__
         self._check_common_params(caller)
         self._check_bandit(caller)
         if not isinstance(cap, bool):
             raise ValidationError(f"The 'cap' parameter of {caller} must be a bool; got {cap!r}.")
+        self._check_spend()
 
     def _default_gamma(self) -> tuple[float, str]:
         if self.noise_off:
@@ -684,10 +733,10 @@ class BanditDP(_BanditExperts):
         return k * ((16.0 * n * math.log(n)) ** 2 / T) ** (1.0 / 3.0), \
             "k ((16 n ln n)^2 / T)^(1/3) (Algorithm 3)"
 
-    def _resolve(self) -> dict[str, Any]:
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)
         default, what = (0.0, "") if self.gamma is not None else self._default_gamma()
-        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what, warn=warn)
         budget_real = min(2.0 * gamma * T, float(T))
         m_max = min(math.floor(2.0 * gamma * T), T)
         p_fail = 0.0 if self.cap else bandit_failure_probability(T, gamma)
@@ -697,12 +746,14 @@ class BanditDP(_BanditExperts):
             eta = self._nonprivate_eta(gamma)
         else:
             eta = self._private_eta(max(budget_real, 1e-300), m_max)
-        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta,
-                             "exploration_budget": m_max, "draws": m_max,
-                             "failure_probability": p_fail, "cap": bool(self.cap),
-                             "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, m_max, p_fail))
-        return p
+        return {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta,
+                "exploration_budget": m_max, "draws": m_max,
+                "failure_probability": p_fail, "cap": bool(self.cap)}
+
+    def _overrun(self, c: dict[str, Any]) -> tuple[int, float]:
+        if self.cap:
+            return 0, 0.0
+        return int(c["T"]) - int(c["draws"]), float(c["failure_probability"])
 
     def _explore_now(self) -> bool:
         if self.cap and self._explorations >= self._params["exploration_budget"]:
@@ -740,14 +791,14 @@ class NaiveBanditDP(_BanditExperts):
 
     Parameters
     ----------
-    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng, budget
         As in :class:`BanditDP`.
     """
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  gamma: float | None = None, eta: float | None = None,
-                 calibration: str = "paper", composition: str = "best",
-                 backend: str | None = None, rng: RNGLike = None):
+                 calibration: str = "paper", composition: str = "auto",
+                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -759,11 +810,13 @@ class NaiveBanditDP(_BanditExperts):
         self.composition = composition
         self.backend = backend
         self.rng = rng
+        self.budget = budget
         caller = type(self).__name__
         self._check_common_params(caller)
         self._check_bandit(caller)
+        self._check_spend()
 
-    def _resolve(self) -> dict[str, Any]:
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)
         if self.gamma is not None:
             default, what = 0.0, ""
@@ -773,7 +826,7 @@ class NaiveBanditDP(_BanditExperts):
             A = k ** 3 * n * math.log(n) * math.sqrt(32.0 * math.log(k / float(self.delta))) \
                 / float(self.epsilon)
             default, what = math.sqrt(A) * T ** -0.25, "sqrt(A) T^(-1/4) (Appendix B.1)"
-        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what, warn=warn)
         draws = T - 1  # the first round's draw is uniform (data-independent)
         if self.eta is not None:
             eta = float(self.eta)
@@ -781,10 +834,7 @@ class NaiveBanditDP(_BanditExperts):
             eta = self._nonprivate_eta(gamma)
         else:
             eta = self._private_eta(T, draws)
-        p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": draws,
-                             "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, draws))
-        return p
+        return {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": draws}
 
     def _reset(self) -> None:
         super()._reset()
@@ -794,7 +844,7 @@ class NaiveBanditDP(_BanditExperts):
         if self._fresh:
             self._fresh = False
         else:
-            self._a = self._hedge.sample()
+            self._a = self._draw()
         n, k = int(self.n), int(self.k)
         self._round_probs = self._hedge.probabilities() \
             if n ** k <= EXPECTED_VALUE_MAX_TUPLES else None
@@ -833,9 +883,20 @@ class PresampledBanditDP(_BanditExperts):
     The paper gives no constant for :math:`\gamma`; the default is Algorithm 3's
     (:class:`BanditDP`), whose exploration schedule this variant replaces.
 
+    The privacy statement, made before the game, cannot depend on ``M``: it is the largest
+    guarantee over every possible ``M`` (a run with ``M`` explorations is
+    :math:`(\varepsilon(M), \delta)`-DP, and ``M`` is data-independent). With
+    ``calibration="tight"`` every :math:`\varepsilon(M)` is :math:`\varepsilon`; with the paper's
+    rate the supremum is bounded in closed form (the paper's per-expert advanced composition
+    gives at most :math:`\varepsilon/2 + \varepsilon^2 e^{c/\sqrt2}/(8k\ln(k/\delta))`,
+    :math:`c = 2\varepsilon/(k\sqrt{32\ln(k/\delta)})` the largest per-draw epsilon, and
+    the rules of :mod:`dpsubmod.privacy.composition` never exceed it; basic and zCDP composition
+    grow with ``M`` and are taken at ``M = T``); with a given ``eta`` it is the composition of
+    ``T`` draws per expert.
+
     Parameters
     ----------
-    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng, budget
         As in :class:`BanditDP`. With ``calibration="tight"`` the rate is solved for ``M``
         draws per expert.
     """
@@ -844,8 +905,8 @@ class PresampledBanditDP(_BanditExperts):
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  gamma: float | None = None, eta: float | None = None,
-                 calibration: str = "paper", composition: str = "best",
-                 backend: str | None = None, rng: RNGLike = None):
+                 calibration: str = "paper", composition: str = "auto",
+                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -857,17 +918,74 @@ class PresampledBanditDP(_BanditExperts):
         self.composition = composition
         self.backend = backend
         self.rng = rng
+        self.budget = budget
         caller = type(self).__name__
         self._check_common_params(caller)
         self._check_bandit(caller)
+        self._check_spend()
 
-    def _resolve(self) -> dict[str, Any]:
-        n, T, k = int(self.n), int(self.T), int(self.k)
+    def _gamma(self, *, warn: bool) -> float:
         if self.gamma is not None:
             default, what = 0.0, ""
         else:
             default, what = BanditDP._default_gamma(self)  # type: ignore[arg-type]
-        gamma = _resolve_gamma(self.gamma, default, type(self).__name__, what)
+        return _resolve_gamma(self.gamma, default, type(self).__name__, what, warn=warn)
+
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
+        # Before the schedule is drawn only the bound M <= T is known: the plan covers up to T
+        # draws per expert, each at most as private as with M = 1 (the rate falls with M).
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        gamma = self._gamma(warn=warn)
+        if self.eta is not None:
+            eta = float(self.eta)
+        elif self.noise_off:
+            eta = self._nonprivate_eta(gamma)
+        else:
+            eta = self._private_eta(2, 1)
+        return {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": T}
+
+    def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
+        c = self._calibrate(warn=False)
+        T = int(self.T)
+        e0 = hedge_draw_epsilon(c["eta"], backend=self.backend)
+        if self.eta is not None:
+            # a fixed rate: every rule grows with the number of draws, at most T per expert
+            eps, dlt, rule, composed = self._statement(e0, T)
+            return eps, dlt, rule, composed, e0, T, 0
+        every_m = "the largest over the number M of pre-sampled explorations"
+        if self.calibration == "tight":
+            rule = PAPER_RULE if self.composition == "paper" else COMPOSITIONS[self.composition]
+            return (float(self.epsilon), float(self.delta), f"{rule}, {every_m}", False, e0, T,
+                    0)
+        eps_sup, rule = self._paper_rate_supremum()
+        dlt = 0.0 if rule == "basic" else float(self.delta)
+        return eps_sup, dlt, f"{COMPOSITIONS.get(rule, rule)}, {every_m}", False, e0, T, 0
+
+    def _paper_rate_supremum(self) -> tuple[float, str]:
+        """``sup_M epsilon(M)`` for the paper's rate ``eta_M`` (tuned to ``M + 1`` draws), by
+        the learner's composition rule, and the rule that bounds it."""
+        eps, dlt, k, T = float(self.epsilon), float(self.delta), int(self.k), int(self.T)
+        s = _backend_sensitivity(self.backend)
+        ln = math.log(k / dlt)
+        c = 2.0 * eps / (k * math.sqrt(32.0 * ln))
+        # Per expert, sqrt(2 M ln(k/delta)) e0(M) < s eps / (2k) and M e0 (e^e0 - 1) <
+        # M e0^2 e^e0 < (s c)^2 e^(s c / sqrt 2) for every M >= 1 (e0(M) = s c / sqrt(M + 1)).
+        bound = s * eps / 2.0 + (s * eps) ** 2 * math.exp(s * c / math.sqrt(2.0)) / (8.0 * k * ln)
+        e0_T = hedge_draw_epsilon(hedge_eta(eps, dlt, T + 1, experts=k), backend=self.backend)
+        event = [PrivacyEvent.exponential(e0_T, count=k * T)]
+        found: list[tuple[float, str]] = []
+        rule = self.composition
+        if rule in ("paper", "advanced", "kov", "auto"):
+            found.append((bound, PAPER_RULE))  # advanced, KOV and auto never exceed the paper's
+        if rule in ("basic", "advanced", "kov", "auto"):
+            found.append((compose(event, dlt, "basic")[0], "basic"))
+        if rule in ("zcdp", "auto"):
+            found.append((compose(event, dlt, "zcdp")[0], "zcdp"))
+        return min(found)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T, k = int(self.n), int(self.T), int(self.k)
+        gamma = self._gamma(warn=True)
         # The schedule's randomness is data-independent and drawn before anything is released.
         M = int(self._setup_rng.binomial(T, gamma))
         if self.eta is not None:
@@ -879,8 +997,7 @@ class PresampledBanditDP(_BanditExperts):
         p: dict[str, Any] = {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta,
                              "explorations_scheduled": M, "draws": M,
                              "calibration": self.calibration if self.eta is None else "user"}
-        p.update(self._privacy_fields(eta, M))
-        return p
+        return self._with_guarantee(p)
 
     def _reset(self) -> None:
         super()._reset()

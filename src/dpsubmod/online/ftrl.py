@@ -52,6 +52,7 @@ Section "DPMFW").
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,12 @@ from ..constraints.knapsack import Knapsack
 from ..constraints.partition import PartitionMatroid
 from ..constraints.uniform import UniformMatroid
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..privacy.composition import check_composition, compose, split_budget
+from ..privacy.continual import TreeAggregator, tree_levels
+from ..privacy.events import PrivacyEvent
+from ..privacy.plan import PrivacyPlan
+from ..privacy.zcdp import rho_for_target
+from ._plans import check_spend, run_plan
 from .protocol import OnlineBase
 
 __all__ = [
@@ -568,6 +575,48 @@ def _kl_line_search(x: np.ndarray, d: np.ndarray, a: np.ndarray, support: np.nda
 # =============================================================================================
 # private FTRL
 # =============================================================================================
+def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta: float,
+              noise: str, width: float, composition: str, tree_epsilon: float | None,
+              neighbouring: str, rng: Any = None) -> tuple[PrivacyPlan, dict[str, Any]]:
+    """The whole-run plan of ``copies`` tree-aggregated FTRL optimizers, and its calibration.
+
+    Laplace trees: ``copies`` pure events of ``tree_epsilon`` each (by default the split of
+    ``(epsilon, delta)`` over the copies, :func:`~dpsubmod.privacy.composition.split_budget`),
+    composed by the rule of the split. Gaussian trees: the copies share
+    ``rho = rho_for_target(epsilon, delta)`` (zCDP). Only public parameters enter.
+    """
+    K, levels = int(copies), tree_levels(int(T))
+    p: dict[str, Any] = {"levels": levels}
+    note = (f"binary mechanism per copy, T={int(T)}, levels={levels}, {noise} node noise, leaf "
+            f"{'l1' if noise == 'laplace' else 'l2'} sensitivity "
+            f"{(n if noise == 'laplace' else math.sqrt(n)) * width:g}; backend=numpy")
+    if noise == "laplace":
+        if tree_epsilon is not None:
+            e0 = float(tree_epsilon)
+            events = [PrivacyEvent.pure("tree_aggregation", e0, count=K, note=note)]
+            dlt = float(delta)
+            _, spent_delta, rule = compose(events, dlt if dlt > 0 else None,
+                                           composition if dlt > 0 else "basic", caller=label)
+            plan_delta = dlt if dlt > 0 else None
+        else:
+            split = split_budget(float(epsilon), float(delta), K, composition=composition,
+                                 caller=label)
+            e0, rule, plan_delta = split.epsilon_step, split.composition, split.delta
+            events = [PrivacyEvent.pure("tree_aggregation", e0, count=K, note=note)]
+        p["tree_epsilon"] = e0
+        p["scale"] = levels * n * width / e0
+    else:
+        rho = rho_for_target(float(epsilon), float(delta))
+        p["rho"] = rho
+        p["tree_rho"] = rho / K
+        p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K))
+        events = [PrivacyEvent.zcdp_only("tree_aggregation", rho / K, count=K, note=note)]
+        rule, plan_delta = "zcdp", float(delta)
+    plan = run_plan(label, events, delta=plan_delta, composition=rule,
+                    neighbouring=neighbouring, rng=rng)
+    return plan, p
+
+
 class PrivateFTRL(OnlineBase):
     r"""Private FTRL with the entropic regularizer and tree-aggregated noisy loss sums
     (Agarwal and Singh 2017, Algorithm 1), for ``copies`` independent online linear optimizers
@@ -582,9 +631,11 @@ class PrivateFTRL(OnlineBase):
     vectors of that round may change, each within ``loss_range``). Each copy's tree is calibrated
     to the leaf sensitivity :math:`n(hi - lo)` (l1, Laplace) or :math:`\sqrt n(hi - lo)` (l2,
     Gaussian) with :math:`\lfloor\log_2 T\rfloor + 1` levels. Laplace: per-copy
-    :math:`\varepsilon_0` from :func:`~dpsubmod.privacy.accounting.per_step_epsilon` over the
-    copies (basic at ``delta = 0``, else the tightest rule); Gaussian: zCDP, the copies share
-    :math:`\rho = ` :func:`~dpsubmod.privacy.accounting.rho_for_target` ``(epsilon, delta)``.
+    :math:`\varepsilon_0` from :func:`~dpsubmod.privacy.composition.split_budget` over the
+    copies (basic at ``delta = 0``, else the rule of ``composition``); Gaussian: zCDP, the copies
+    share :math:`\rho = ` :func:`~dpsubmod.privacy.zcdp.rho_for_target` ``(epsilon, delta)``.
+    The whole run's guarantee is stated before the first update (:attr:`privacy`), and a
+    learner built with ``budget=`` is charged it at construction.
     Regret (Theorem 3.1 of Agarwal and Singh, oblivious losses):
     :math:`O(R\,G\sqrt{T\ln n})` plus the noise term
     :math:`E[\max_P\langle Z, x\rangle - \min_P\langle Z, x\rangle]`.
@@ -609,12 +660,19 @@ class PrivateFTRL(OnlineBase):
         Learning rate; default :math:`\sqrt{\ln n/T}/G` with :math:`G = \max(|lo|, |hi|)`.
     loss_range : (float, float), default=(-1.0, 1.0)
         Coordinatewise range of the losses (clipped into it).
-    composition : {"best", "basic", "advanced", "kov", "zcdp"}, default="best"
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         Composition of the Laplace trees over the copies.
     tree_epsilon : float, optional
-        Override of the per-copy Laplace tree epsilon (the report then composes it as given);
-        used to reproduce a paper's calibration.
+        Override of the per-copy Laplace tree epsilon (the statement composes it as given);
+        used to reproduce a paper's calibration. Refused at construction
+        (:class:`~dpsubmod.errors.ValidationError`) when the copies compose to more than
+        ``epsilon``.
     rng : int, Generator, SeedSequence or None, default=None
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee at construction, before anything is released
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), again by :meth:`reset` after play and by every clone. Not allowed with
+        ``epsilon=math.inf``.
 
     Examples
     --------
@@ -630,8 +688,8 @@ class PrivateFTRL(OnlineBase):
     def __init__(self, region: object, T: int, *, n: int | None = None, copies: int = 1,
                  epsilon: float, delta: float = 0.0, noise: str = "laplace",
                  eta: float | None = None, loss_range: tuple[float, float] = (-1.0, 1.0),
-                 composition: str = "best", tree_epsilon: float | None = None,
-                 rng: RNGLike = None):
+                 composition: str = "auto", tree_epsilon: float | None = None,
+                 rng: RNGLike = None, budget: Any = None):
         caller = "PrivateFTRL"
         reg = region if isinstance(region, Region) else as_region(region, n)
         check_int(T, "T", low=1, caller=caller)
@@ -644,13 +702,7 @@ class PrivateFTRL(OnlineBase):
             check_real(tree_epsilon, "tree_epsilon", low=0.0, low_open=True, caller=caller)
             if noise != "laplace":
                 raise ValidationError(f"'tree_epsilon' of {caller} applies to noise='laplace'.")
-        from ..privacy.accounting import COMPOSITIONS
-
-        if composition not in COMPOSITIONS:
-            raise ValidationError(
-                f"The 'composition' parameter of {caller} must be one of {sorted(COMPOSITIONS)}; "
-                f"got {composition!r}."
-            )
+        check_composition(composition, caller)
         self.region = region
         self.T = T
         self.n = reg.n if n is None else n
@@ -663,6 +715,13 @@ class PrivateFTRL(OnlineBase):
         self.composition = composition
         self.tree_epsilon = tree_epsilon
         self.rng = rng
+        self.budget = budget
+        self._n_region = reg.n
+        plan = self._privacy_plan()
+        if plan is not None and tree_epsilon is not None:
+            check_spend(caller, plan.report().epsilon, float(epsilon), parameter="tree_epsilon",
+                        fix=f"{int(copies)} trees of tree_epsilon={float(tree_epsilon):.6g} "
+                            f"compose to more; pass a smaller tree_epsilon, or omit it.")
 
     # -- calibration --------------------------------------------------------------------------
     @property
@@ -670,10 +729,22 @@ class PrivateFTRL(OnlineBase):
         """Whether the sums are exact (``epsilon=inf``): not private."""
         return is_noise_off(self.epsilon)
 
-    def _resolve(self) -> dict[str, Any]:
-        from ..privacy.accounting import per_step_epsilon, rho_for_target
-        from ..privacy.continual import tree_levels
+    def _calibration(self) -> tuple[PrivacyPlan, dict[str, Any]]:
+        lo, hi = self.loss_range
+        return ftrl_plan(
+            "PrivateFTRL", T=int(self.T), n=self._n_region, copies=int(self.copies),
+            epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
+            width=float(hi - lo), composition=self.composition, tree_epsilon=self.tree_epsilon,
+            neighbouring="loss sequences differing in one round's loss vectors (each clipped "
+                         f"to {self.loss_range})", rng=self.rng)
 
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """``copies`` tree-aggregation events; ``None`` when the noise is off."""
+        if self.noise_off:
+            return None
+        return self._memo_plan(lambda: self._calibration()[0])
+
+    def _resolve(self) -> dict[str, Any]:
         reg = self._region
         n, T, K = reg.n, int(self.T), int(self.copies)
         lo, hi = self.loss_range
@@ -684,21 +755,8 @@ class PrivateFTRL(OnlineBase):
         p: dict[str, Any] = {"n": n, "T": T, "copies": K, "eta": eta, "levels": tree_levels(T),
                              "l1_sensitivity": n * width, "l2_sensitivity": math.sqrt(n) * width,
                              "noise": self.noise, "noise_off": self.noise_off}
-        if self.noise_off:
-            return p
-        eps, dlt = float(self.epsilon), float(self.delta)
-        if self.noise == "laplace":
-            if self.tree_epsilon is not None:
-                e0 = float(self.tree_epsilon)
-            else:
-                e0 = per_step_epsilon(eps, K, dlt, method=self.composition)
-            p["tree_epsilon"] = e0
-            p["scale"] = p["levels"] * n * width / e0
-        else:
-            rho = rho_for_target(eps, dlt)
-            p["rho"] = rho
-            p["tree_rho"] = rho / K
-            p["scale"] = math.sqrt(n) * width * math.sqrt(p["levels"] / (2.0 * rho / K))
+        if not self.noise_off:
+            p.update(self._calibration()[1])
         return p
 
     @property
@@ -708,8 +766,6 @@ class PrivateFTRL(OnlineBase):
         return dict(self._params)
 
     def _reset(self) -> None:
-        from ..privacy.continual import TreeAggregator
-
         reg = self.region if isinstance(self.region, Region) else as_region(self.region, self.n)
         self._region = reg
         self._params = p = self._resolve()
@@ -717,13 +773,15 @@ class PrivateFTRL(OnlineBase):
         self._t = 0
         self._sum = np.zeros((K, n))
         self._tree = None
+        self._allowance = self._run_allowance()
         if not self.noise_off:
             lo, hi = self.loss_range
             width = float(hi - lo)
             gen = as_generator(self.rng)
             # One tree of dimension K n: its node noise is that of K trees of dimension n, each
             # calibrated to one copy's leaf sensitivity (the l1/l2 sensitivity of the joint leaf
-            # is K, resp. sqrt(K), times a copy's).
+            # is K, resp. sqrt(K), times a copy's). The run's allowance is charged the K planned
+            # per-copy events instead of the joint tree's single one.
             if self.noise == "laplace":
                 self._tree = TreeAggregator(T, K * n, noise="laplace",
                                             sensitivity=K * n * width,
@@ -734,7 +792,6 @@ class PrivateFTRL(OnlineBase):
                                             rho=p["rho"], rng=gen)
         self._points: np.ndarray | None = None
         self._decomp: list | None = None
-        self._report_cache = None
 
     def _ensure_state(self) -> None:
         if not hasattr(self, "_t"):
@@ -798,57 +855,25 @@ class PrivateFTRL(OnlineBase):
 
     def _step(self, L: np.ndarray) -> None:
         """Trusted update with clipped losses."""
-        self._t += 1
         if self._tree is None:
             self._sum += L
         else:
+            if self._t == 0 and self._allowance is not None:
+                self._allowance.charge(self._privacy_plan().events)
             self._tree.update(L.ravel())
             self._sum = self._tree.prefix().reshape(L.shape)
+        self._t += 1
         self._points = None
 
     # -- privacy ------------------------------------------------------------------------------
     def report(self, *, neighbouring: str = "") -> Any:
-        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run (charged at
-        the first update); ``None`` when the noise is off."""
-        self._ensure_state()
-        if self._tree is None:
-            return None
-        key = (self._t > 0, neighbouring)
-        cached = getattr(self, "_report_cache", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        rep = self._make_report(neighbouring)
-        self._report_cache = (key, rep)
-        return rep
-
-    def _make_report(self, neighbouring: str) -> Any:
-        from ..privacy.accounting import Ledger, PrivacyEvent
-
-        led = Ledger()
-        p = self._params
-        if self._t > 0:
-            note = self._tree.event.note
-            if self.noise == "laplace":
-                led.record(PrivacyEvent.pure("tree_aggregation", p["tree_epsilon"],
-                                             count=int(self.copies), note=note))
-            else:
-                led.record(PrivacyEvent.zcdp_only("tree_aggregation", p["tree_rho"],
-                                                  count=int(self.copies), note=note))
-        if not led.events:
-            return led.report(backend="numpy", neighbouring=neighbouring)
-        if self.noise == "laplace":
-            dlt = float(self.delta)
-            return led.report(delta=dlt if dlt > 0 else None,
-                              method=self.composition if dlt > 0 else "basic",
-                              backend="numpy", neighbouring=neighbouring)
-        return led.report(delta=float(self.delta), method="zcdp", backend="numpy",
-                          neighbouring=neighbouring)
-
-    @property
-    def privacy(self) -> Any:
-        """:meth:`report` with the default neighbouring relation."""
-        return self.report(neighbouring="loss sequences differing in one round's loss vectors "
-                                        f"(each clipped to {self.loss_range})")
+        """The :class:`~dpsubmod.privacy.ledger.PrivacyReport` of the whole run (:attr:`privacy`),
+        with ``neighbouring`` in place of the default relation when given; ``None`` when the
+        noise is off."""
+        rep = self.privacy
+        if rep is None or not neighbouring:
+            return rep
+        return dataclasses.replace(rep, neighbouring=neighbouring)
 
 
 def _check_range(loss_range: object, caller: str) -> tuple[float, float]:

@@ -6,6 +6,12 @@ the function or, for a bandit learner, that value), then computes the best fixed
 (:mod:`dpsubmod.online.comparators`) and the cumulative regret. With an ``rng``, the learner and
 the stream get two independent child streams spawned from it, so one seed reproduces a run.
 
+A learner built with ``budget=`` is the exception: it was charged its whole run at construction,
+and a clone would be a second release, charged again. :func:`run` plays such a learner itself
+(a later run of the same object is a new release, charged by its reset), and refuses an ``rng``
+for it, since replacing the learner's randomness needs a clone: build the learner with the
+``rng`` you want instead.
+
 Regret after round ``t`` is measured against the best fixed set ``S*`` **of the whole horizon**:
 
 * minimization: :math:`R_t = \sum_{s \le t} f_s(S_s) - \alpha \sum_{s \le t} f_s(S^*)`
@@ -151,9 +157,10 @@ class Trace(_TraceSummary):
     regret, expected_regret : ndarray or None
         Cumulative regret after each round, from ``values`` and ``expected_values``.
     epsilon : ndarray, shape (T,)
-        Privacy spent after each round (``inf`` for a learner without guarantee).
+        The epsilon of the learner's whole-run guarantee, read after each round (stated before
+        round 1, so constant over a run; ``inf`` for a learner without guarantee).
     privacy : object
-        The learner's final privacy report (None when not private).
+        The learner's privacy report: the whole run's guarantee (None when not private).
     evaluations : int
         Counted oracle calls over the run (the observation of ``f_t(S_t)`` and the learner's own).
     elapsed : ndarray, shape (T,)
@@ -235,6 +242,29 @@ def _resolve_comparator(comparator: object, fs: list[SetFunction], n: int, sense
     )
 
 
+def _player(learner: Any, stream: Any, rng: RNGLike, caller: str) -> tuple[Any, Any]:
+    """The learner to play (a clone, or the learner itself when it holds a budget, since a
+    clone would be a second, charged release), reset, and the stream's iterator."""
+    budgeted = getattr(learner, "budget", None) is not None
+    if budgeted and rng is not None:
+        raise ValidationError(
+            f"{caller}(..., rng=...) replaces the learner's randomness by cloning it, but "
+            f"{type(learner).__name__} was built with a budget and a clone would be a second "
+            "release, charged again. Build the learner with the rng you want (its rng= "
+            f"parameter) and call {caller} without rng."
+        )
+    if rng is not None:
+        l_rng, s_rng = as_generator(rng).spawn(2)
+        player = learner.clone(rng=l_rng)
+        functions = stream.iterate(rng=s_rng)
+    else:
+        player = learner if budgeted else learner.clone()
+        functions = stream.iterate()
+    # a budgeted learner that already played starts a new run here, charged before it plays
+    player.reset()
+    return player, functions
+
+
 def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         comparator: str | Hindsight | Callable[..., Any] | Iterable[int] | None = "auto",
         constraint: object = None, alpha: float | None = None, expected: bool = True,
@@ -244,7 +274,10 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     Parameters
     ----------
     learner : Learner
-        Cloned before playing; the caller's object is not advanced.
+        Cloned before playing, so the caller's object is not advanced; except a learner built
+        with a budget, which is played itself (it was charged its run at construction, and a
+        clone would be charged again; playing it once more later is a new release, charged by
+        its reset).
     stream : Stream or sequence of SetFunction
         ``stream.n`` must equal ``learner.n`` and ``stream.T <= learner.T``.
     comparator : str, Hindsight, set, callable or None, default="auto"
@@ -263,7 +296,8 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     rng : int, Generator, SeedSequence or None, default=None
         When given, the learner is cloned with ``rng=child`` and the stream iterated with
         another child, both spawned from it; when None, the learner's and the stream's own
-        ``rng`` parameters are used.
+        ``rng`` parameters are used. Refused for a learner built with a budget (a clone would
+        be a second, charged release): build that learner with the ``rng`` you want.
     progress : bool, optional
         Show a progress bar (tqdm if installed). Default: on for ``T >= 5000`` when stderr is a
         terminal.
@@ -279,6 +313,10 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     GroundSetMismatchError, StreamLengthError
         Ground sets differ, or the stream is longer than the learner's horizon (raised before
         any round is played).
+    ValidationError
+        An ``rng`` was given for a learner built with a budget.
+    BudgetExceededError
+        A budgeted learner that already played cannot be charged a new run.
 
     Examples
     --------
@@ -318,14 +356,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         if constraint is None:
             constraint = getattr(learner, "k", None)
 
-    if rng is not None:
-        l_rng, s_rng = as_generator(rng).spawn(2)
-        player = learner.clone(rng=l_rng)
-        functions = stream.iterate(rng=s_rng)
-    else:
-        player = learner.clone()
-        functions = stream.iterate()
-    player.reset()
+    player, functions = _player(learner, stream, rng, "run")
 
     T, n = stream.T, stream.n
     show = (T >= AUTO_PROGRESS_T and sys.stderr.isatty()) if progress is None else bool(progress)

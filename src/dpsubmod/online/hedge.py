@@ -63,12 +63,17 @@ loss composition for data analytics", ALT 2021.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .._rng import RNGLike, as_generator, standard_gumbel
-from .._validation import check_finite, check_int, check_real
-from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
+from .._validation import check_delta, check_finite, check_int, check_real
+from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..privacy.composition import check_composition, compose, compose_epsilon, split_budget
+from ..privacy.events import PrivacyEvent
+from ..privacy.plan import PrivacyPlan
+from ._plans import run_plan
 from .protocol import OnlineBase
 
 __all__ = [
@@ -84,8 +89,15 @@ __all__ = [
 
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
 #: Cummings (advanced composition per expert at ``delta / experts``, basic composition over the
-#: experts); the others are the accountant's rules applied to all draws as one adaptive sequence.
-HEDGE_COMPOSITIONS = ("paper", "best", "basic", "advanced", "kov", "zcdp")
+#: experts); the others are the rules of :mod:`dpsubmod.privacy.composition` applied to all draws
+#: as one sequence, ``"auto"`` the tightest of them.
+HEDGE_COMPOSITIONS = ("paper", "auto", "basic", "advanced", "kov", "zcdp")
+
+#: How the paper's composition is named in privacy statements.
+PAPER_RULE = ("advanced composition per expert and basic over the experts (Perez-Salazar and "
+              "Cummings, Theorem 5)")
+
+_RULES = ("basic", "advanced", "kov", "zcdp")
 
 _BACKENDS = (None, "numpy", "secure")
 
@@ -170,7 +182,7 @@ def _paper_epsilon(eps0: float, draws: int, delta: float, experts: int) -> float
 
 
 def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
-                  composition: str = "best", backend: str | None = None) -> float:
+                  composition: str = "auto", backend: str | None = None) -> float:
     r"""The epsilon at total ``delta`` of ``experts`` Hedge copies making ``draws`` draws each.
 
     Each draw is :math:`2\eta`-DP and :math:`2\eta`-bounded-range (see the module docstring).
@@ -186,12 +198,12 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
     experts : int, default=1
         Number of Hedge copies (adaptively composed, as in Lemma 1 of Perez-Salazar and
         Cummings).
-    composition : {"paper", "best", "basic", "advanced", "kov", "zcdp"}, default="best"
+    composition : {"paper", "auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         ``"paper"``: advanced composition per expert with slack ``delta / experts`` and basic
         composition over the experts (the proof of Theorem 5). The others apply the rule of
-        :func:`~dpsubmod.privacy.accounting.compose_epsilon` to all ``experts * draws`` draws as
-        one adaptive sequence (valid since each draw is :math:`2\eta`-DP given everything
-        released before it); ``"best"`` is the tightest of basic, advanced, optimal (KOV) and
+        :func:`~dpsubmod.privacy.composition.compose_epsilon` to all ``experts * draws`` draws
+        as one sequence (valid since each draw is :math:`2\eta`-DP given everything released
+        before it); ``"auto"`` is the tightest of basic, advanced, optimal (KOV) and
         bounded-range zCDP composition.
     backend : {None, "numpy", "secure"}, default=None
         The sampler (the secure backend's grid can inflate the score sensitivity).
@@ -208,8 +220,6 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
     >>> round(hedge_epsilon(eta, 1000, 1e-6, composition="paper"), 4)
     0.5091
     """
-    from ..privacy.accounting import compose_epsilon
-
     caller = "hedge_epsilon"
     e0 = hedge_draw_epsilon(eta, backend=backend)
     D = check_int(draws, "draws", low=1, caller=caller)
@@ -223,37 +233,37 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
         return _paper_epsilon(e0, D, dlt, k)
-    if composition == "best":
+    if composition == "auto":
         return best_composition(e0, k * D, delta)[0]
-    return compose_epsilon(e0, k * D, delta, method=composition, bounded_range=True)
+    return compose_epsilon(e0, k * D, delta, composition=composition, bounded_range=True)
 
 
-#: Above this many draws ``"best"`` skips the optimal (KOV) rule, whose cost grows linearly with
+#: Above this many draws ``"auto"`` skips the optimal (KOV) rule, whose cost grows linearly with
 #: the count; for exponential-mechanism draws bounded-range zCDP is tighter there anyway.
 KOV_MAX_COUNT = 10**5
 
 
-def _best_methods(count: int) -> tuple[str, ...]:
-    return ("best",) if count <= KOV_MAX_COUNT else ("basic", "advanced", "zcdp")
+def _auto_rules(count: int) -> tuple[str, ...]:
+    return _RULES if count <= KOV_MAX_COUNT else ("basic", "advanced", "zcdp")
 
 
 def best_composition(eps0: float, count: int, delta: float) -> tuple[float, str]:
-    """``(epsilon, method)``: the tightest valid composition of ``count`` bounded-range
-    exponential-mechanism draws of ``eps0`` each at total ``delta`` (the accountant's ``"best"``,
-    without the optimal rule above :data:`KOV_MAX_COUNT` draws)."""
-    from ..privacy.accounting import compose_epsilon
-
+    """``(epsilon, rule)``: the tightest valid composition of ``count`` bounded-range
+    exponential-mechanism draws of ``eps0`` each at total ``delta`` (``"auto"``, without the
+    optimal rule above :data:`KOV_MAX_COUNT` draws), and the rule that gives it."""
     found = []
-    for m in _best_methods(count):
+    for m in _auto_rules(count):
         try:
-            found.append((compose_epsilon(eps0, count, delta, method=m, bounded_range=True), m))
+            eps, _, used = compose([PrivacyEvent.exponential(eps0, count=count)], delta, m,
+                                   caller="best_composition")
         except ValidationError:
             continue
+        found.append((eps, used))
     return min(found)
 
 
 def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 1,
-                    composition: str = "best", backend: str | None = None) -> float:
+                    composition: str = "auto", backend: str | None = None) -> float:
     r"""The largest learning rate whose :func:`hedge_epsilon` is at most ``epsilon``.
 
     Not in the paper (its Proposition 2 is about twice conservative); offered as
@@ -265,8 +275,6 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
     >>> round(hedge_epsilon(eta, 1000, 1e-6, composition="paper"), 9)
     1.0
     """
-    from ..privacy.accounting import per_step_epsilon
-
     caller = "tight_hedge_eta"
     eps = check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller)
     D = check_int(draws, "draws", low=1, caller=caller)
@@ -293,10 +301,13 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             else:
                 hi = mid
         e0 = lo
-    elif composition == "best":
-        e0 = max(_try_per_step(eps, k * D, delta, m) for m in _best_methods(k * D))
+    elif composition == "auto":
+        # the largest per-draw epsilon over the rules (each exact for its own rule), so the
+        # tightest composition at that rate meets the budget with equality
+        e0 = max(_try_per_step(eps, k * D, delta, m) for m in _auto_rules(k * D))
     else:
-        e0 = per_step_epsilon(eps, k * D, delta, method=composition, bounded_range=True)
+        e0 = split_budget(eps, delta, k * D, composition=composition, bounded_range=True,
+                          caller=caller).epsilon_step
     eta = e0 / scale
     # exponential_mechanism_epsilon rounds up; step down until the map agrees.
     while hedge_epsilon(eta, D, delta, experts=k, composition=composition,
@@ -305,11 +316,10 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
     return eta
 
 
-def _try_per_step(total: float, count: int, delta: float, method: str) -> float:
-    from ..privacy.accounting import per_step_epsilon
-
+def _try_per_step(total: float, count: int, delta: float, rule: str) -> float:
     try:
-        return per_step_epsilon(total, count, delta, method=method, bounded_range=True)
+        return split_budget(total, delta, count, composition=rule, bounded_range=True,
+                            caller="tight_hedge_eta").epsilon_step
     except ValidationError:
         return 0.0
 
@@ -325,7 +335,11 @@ class Hedge(OnlineBase):
 
     Privacy: each draw of each copy is an exponential-mechanism draw with score ``G`` (sensitivity
     1 under "one gain vector replaced", gains in ``[0, 1]``) and weight ``eta``, hence
-    ``2 eta``-DP; see the module docstring for the composition over draws and copies.
+    ``2 eta``-DP; see the module docstring for the composition over draws and copies. A draw
+    depends on the data only once a gain has been added (before that the weights are uniform).
+    With ``max_draws`` given, Hedge states the guarantee of a whole run of at most
+    ``max_draws`` data-dependent draws per copy (:attr:`privacy`, before the first draw) and
+    refuses a draw beyond them; without it, it states none.
 
     Parameters
     ----------
@@ -335,11 +349,24 @@ class Hedge(OnlineBase):
         Learning rate, > 0.
     copies : int, default=1
         Number of independent Hedge learners (the ``k`` ordered experts of the online greedy).
+    max_draws : int or None, default=None
+        The most data-dependent draws per copy of the run (the horizon of the private run).
+        ``None``: no privacy statement (a learner used inside another, whose plan covers the
+        draws).
+    delta : float, default=0.0
+        Target delta of the statement (``max_draws`` given).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        How the ``copies * max_draws`` draws compose in the statement (see
+        :mod:`dpsubmod.privacy.composition`).
     backend : {None, "numpy", "secure"}, default=None
         Sampler of the draws: numpy Gumbel-max (seeded by ``rng``), or the exact secure sampler
         (randomness from the operating system; ``rng`` is then unused).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
+    budget : Budget or None, default=None
+        With ``max_draws``: charged the whole run's guarantee at construction, before any draw
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), again by :meth:`reset` after play and by every clone.
 
     Examples
     --------
@@ -349,14 +376,23 @@ class Hedge(OnlineBase):
     [[0.576, 0.212, 0.212]]
     >>> h.sample().shape
     (1,)
+    >>> Hedge(3, eta=0.01, max_draws=100, delta=1e-6).privacy.epsilon < 2 * 0.01 * 100
+    True
     """
 
-    def __init__(self, n: int, eta: float, *, copies: int = 1, backend: str | None = None,
-                 rng: RNGLike = None):
+    def __init__(self, n: int, eta: float, *, copies: int = 1, max_draws: int | None = None,
+                 delta: float = 0.0, composition: str = "auto", backend: str | None = None,
+                 rng: RNGLike = None, budget: Any = None):
         caller = "Hedge"
         check_int(n, "n", low=1, caller=caller)
         _check_eta(eta, caller)
         check_int(copies, "copies", low=1, caller=caller)
+        if max_draws is not None:
+            check_int(max_draws, "max_draws", low=1, caller=caller,
+                      fix="Pass the number of data-dependent draws per copy of the run, or "
+                          "None for no privacy statement.")
+        check_delta(delta, caller=caller)
+        check_composition(composition, caller)
         if backend not in _BACKENDS:
             raise ValidationError(
                 f"The 'backend' parameter of {caller} must be one of {_BACKENDS}; got {backend!r}."
@@ -364,8 +400,41 @@ class Hedge(OnlineBase):
         self.n = n
         self.eta = eta
         self.copies = copies
+        self.max_draws = max_draws
+        self.delta = delta
+        self.composition = composition
         self.backend = backend
         self.rng = rng
+        self.budget = budget
+        self._privacy_plan()  # a rule that does not apply at this delta fails here
+
+    # -- privacy ------------------------------------------------------------------------------
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """``copies * max_draws`` exponential-mechanism draws; ``None`` without ``max_draws``."""
+        if self.max_draws is None:
+            return None
+
+        def build() -> PrivacyPlan:
+            e0 = hedge_draw_epsilon(self.eta, backend=self.backend)
+            count = int(self.copies) * int(self.max_draws)
+            event = PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw", count=count,
+                note=f"{int(self.copies)} copies x {int(self.max_draws)} data-dependent draws, "
+                     f"eta={float(self.eta):.6g}, score sensitivity 1")
+            dlt = float(self.delta)
+            if self.composition == "auto":
+                rule = best_composition(e0, count, dlt)[1]
+            else:
+                rule = self.composition
+            return run_plan("Hedge", [event], delta=dlt, composition=rule,
+                            neighbouring="gain streams differing in one round's gain vectors "
+                                         "(each clipped to [0, 1])",
+                            backend=self.backend, rng=self.rng)
+
+        return self._memo_plan(build)
+
+    def _has_played(self) -> bool:
+        return bool(getattr(self, "_draws", 0) or getattr(self, "_fed", False))
 
     # -- state --------------------------------------------------------------------------------
     def _reset(self) -> None:
@@ -376,6 +445,9 @@ class Hedge(OnlineBase):
         self._backend = resolve_backend(self.backend, None if self.backend == "secure"
                                         else self._gen)
         self._draws = 0
+        self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
+        self._dependent = 0
+        self._allowance = self._run_allowance()
 
     def _ensure_state(self) -> None:
         if not hasattr(self, "_G"):
@@ -406,8 +478,26 @@ class Hedge(OnlineBase):
 
     # -- protocol -----------------------------------------------------------------------------
     def sample(self) -> np.ndarray:
-        """One exponential-mechanism draw per copy; returns an int array of shape ``(copies,)``."""
+        """One exponential-mechanism draw per copy; returns an int array of shape ``(copies,)``.
+
+        Raises
+        ------
+        StreamLengthError
+            With ``max_draws`` given, when the run's data-dependent draws are all made (nothing
+            is drawn).
+        """
         self._ensure_state()
+        if self._fed and self._allowance is not None:
+            if self._dependent >= int(self.max_draws):  # type: ignore[arg-type]
+                raise StreamLengthError(
+                    f"Hedge was built for max_draws={self.max_draws} data-dependent draws per "
+                    "copy and has made them all; nothing was drawn. Build it with a larger "
+                    "max_draws, or reset() it (a new run)."
+                )
+            self._allowance.charge(PrivacyEvent.exponential(
+                hedge_draw_epsilon(self.eta, backend=self.backend), mechanism="hedge_draw",
+                count=int(self.copies)))
+            self._dependent += 1
         self._draws += 1
         eta = float(self.eta)
         if self._backend.name == "numpy":
@@ -436,6 +526,7 @@ class Hedge(OnlineBase):
                 f"The 'gains' of Hedge.update must have shape {self._G.shape}; got {g.shape}."
             )
         self._G += np.clip(g, 0.0, 1.0)
+        self._fed = True
 
     def update_one(self, copy: int, action: int, gain: float) -> None:
         """Add ``gain`` (clipped to ``[0, 1]``) to one action of one copy: the sparse update of
@@ -446,10 +537,12 @@ class Hedge(OnlineBase):
                       caller="Hedge.update_one")
         v = check_real(gain, "gain", caller="Hedge.update_one")
         self._G[c, a] += min(max(v, 0.0), 1.0)
+        self._fed = True
 
     def _trusted_update(self, gains: np.ndarray) -> None:
         """Add already-validated gains (the learners clip before calling)."""
         self._G += gains
+        self._fed = True
 
 
 def _check_backend_param(backend: object, caller: str) -> None:

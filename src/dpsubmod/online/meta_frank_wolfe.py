@@ -61,13 +61,18 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_real, is_noise_off
 from ..errors import ValidationError
 from ..functions.base import SetFunction
+from ..privacy.continual import tree_levels
+from ..privacy.plan import PrivacyPlan
+from ._plans import check_spend, run_plan
 from .ftrl import (
     PrivateFTRL,
     Region,
     as_region,
     check_ftrl_privacy,
     euclidean_projection,
+    ftrl_plan,
 )
+from .pftal import PFTAL
 from .protocol import Learner
 
 __all__ = [
@@ -87,8 +92,6 @@ _NEIGHBOURING = ("function streams differing in one round's function (replaced b
                  "function; multilinear gradients clipped to [0, bound])")
 
 
-
-
 def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
                       bound: float = 1.0) -> float:
     r"""The per-node Laplace scale printed by Sadeghi and Fazel for DPMFW:
@@ -97,7 +100,8 @@ def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
     Its node count :math:`\lceil \ln T\rceil` is below the true
     :math:`\lfloor\log_2 T\rfloor + 1`, but the factor 2 (the true leaf l1 sensitivity is
     :math:`n m_F`) compensates for every :math:`2 \le T \le 2\cdot 10^5` and asymptotically;
-    :class:`DPMetaFrankWolfe` with ``calibration="paper"`` reports the epsilon it really gives.
+    :class:`DPMetaFrankWolfe` with ``calibration="paper"`` states the epsilon it really gives,
+    and refuses the parameters where that exceeds the requested one.
 
     >>> round(dpmfw_paper_scale(10, 1000, 4, 1.0, 1e-6), 3)
     1471.826
@@ -315,12 +319,17 @@ class _MetaFW(Learner):
     def _default_K(self) -> int:
         return max(1, math.ceil(math.sqrt(int(self.T))))
 
+    def _K(self) -> int:
+        return int(self.K) if self.K is not None else self._default_K()
+
     def _reset(self) -> None:
         super()._reset()
         self._region = as_region(self.constraint, self.n)
         gen = as_generator(self.rng)
         self._oracle_rng, self._round_rng, self._grad_rng = gen.spawn(3)
         self._params = self._resolve()
+        # the oracles draw through this run's allowance, never the user's budget again
+        self._allowance = self._run_allowance()
         self._build_oracles()
         self._x = np.zeros(int(self.n))
         self._path: np.ndarray | None = None
@@ -418,10 +427,12 @@ class DPMetaFrankWolfe(_MetaFW):
     :math:`\varepsilon`-DP) for the played sets and points, neighbours differing in one
     function. Each oracle's tree has :math:`\lfloor\log_2 T\rfloor + 1` levels and is calibrated
     to the leaf sensitivity :math:`n\,m_F` (l1, Laplace) or :math:`\sqrt n\,m_F` (l2, Gaussian);
-    Laplace trees get :math:`\varepsilon_0` = :func:`~dpsubmod.privacy.accounting.per_step_epsilon`
-    ``(epsilon, K, delta)`` (the paper: :math:`\varepsilon/\sqrt{2K\ln(1/\delta)}` by advanced
-    composition; here the exact inversion of the tightest valid rule), Gaussian trees share
-    :math:`\rho = ` ``rho_for_target(epsilon, delta)`` (zCDP). Expected :math:`(1-1/e)`-regret
+    Laplace trees get :math:`\varepsilon_0` = :func:`~dpsubmod.privacy.composition.split_budget`
+    ``(epsilon, delta, K)`` (the paper: :math:`\varepsilon/\sqrt{2K\ln(1/\delta)}` by advanced
+    composition; here the exact inversion of the rule of ``composition``), Gaussian trees share
+    :math:`\rho = ` ``rho_for_target(epsilon, delta)`` (zCDP). The whole run's guarantee (the
+    K oracles as one private FTRL release) is stated before round 1, and a learner built with
+    ``budget=`` is charged it at construction. Expected :math:`(1-1/e)`-regret
     :math:`O(R\sqrt{T\ln n}) + m_F R^2 T/(2K) + O(\text{noise})` (Theorem 4), :math:`O(\sqrt T)`
     with :math:`K = \sqrt T` when the noise term is small.
 
@@ -448,8 +459,10 @@ class DPMetaFrankWolfe(_MetaFW):
     noise : {"laplace", "gaussian"}, default="laplace"
     calibration : {"sound", "paper"}, default="sound"
         ``"paper"`` (Laplace, ``delta > 0``, ``T >= 2``) uses the printed per-node scale
-        :func:`dpmfw_paper_scale`; the report then carries the epsilon it really gives.
-    composition : {"best", "basic", "advanced", "kov", "zcdp"}, default="best"
+        :func:`dpmfw_paper_scale`; the statement then carries the epsilon it really gives, and
+        parameters where that exceeds ``epsilon`` are refused at construction
+        (:class:`~dpsubmod.errors.ValidationError`).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         Composition of the Laplace trees over the ``K`` oracles.
     gradient : {"auto", "exact", "sampling"}, default="auto"
         How :func:`~dpsubmod.extensions.multilinear_gradient` computes the gradients (closed forms
@@ -458,13 +471,18 @@ class DPMetaFrankWolfe(_MetaFW):
     n_samples : int, default=200
         Sample size of sampled gradients.
     rng : int, Generator, SeedSequence or None, default=None
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee at construction, before anything is released
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), again by :meth:`reset` after play and by every clone (each a new release).
+        Not allowed with ``epsilon=math.inf``.
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  delta: float = 0.0, K: int | None = None, eta: float | None = None,
                  bound: float = 1.0, noise: str = "laplace", calibration: str = "sound",
-                 composition: str = "best", gradient: str = "auto", n_samples: int = 200,
-                 rng: RNGLike = None):
+                 composition: str = "auto", gradient: str = "auto", n_samples: int = 200,
+                 rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.constraint = constraint
@@ -479,6 +497,7 @@ class DPMetaFrankWolfe(_MetaFW):
         self.gradient = gradient
         self.n_samples = n_samples
         self.rng = rng
+        self.budget = budget
         caller = "DPMetaFrankWolfe"
         self._check_meta(caller)
         check_ftrl_privacy(epsilon, delta, noise, caller)
@@ -495,17 +514,52 @@ class DPMetaFrankWolfe(_MetaFW):
                 )
         if eta is not None:
             check_real(eta, "eta", low=0.0, low_open=True, caller=caller)
+        plan = self._privacy_plan()
+        if plan is not None:
+            check_spend(caller, plan.report().epsilon, float(epsilon), parameter="calibration",
+                        fix="the printed per-node scale counts ceil(ln T) tree levels instead "
+                            f"of {tree_levels(int(T))}, too few at these parameters; use "
+                            "calibration='sound'.")
 
     @property
     def noise_off(self) -> bool:
         """Whether the noise is off (``epsilon=inf``): not private."""
         return is_noise_off(self.epsilon)
 
-    def _resolve(self) -> dict[str, Any]:
-        from ..privacy.continual import tree_levels
-
+    def _paper_tree_epsilon(self, K: int) -> float | None:
+        """The per-tree epsilon the printed scale really gives (``calibration="paper"``)."""
+        if self.noise_off or self.calibration != "paper":
+            return None
         n, T = int(self.n), int(self.T)
-        K = int(self.K) if self.K is not None else self._default_K()
+        lam = dpmfw_paper_scale(n, T, K, float(self.epsilon), float(self.delta),
+                                float(self.bound))
+        return tree_levels(T) * n * float(self.bound) / lam
+
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """The ``K`` FTRL oracles as one release (the event their plan charges); ``None`` when
+        the noise is off."""
+        if self.noise_off:
+            return None
+
+        def build() -> PrivacyPlan:
+            K = self._K()
+            inner, _ = ftrl_plan(
+                "PrivateFTRL", T=int(self.T), n=int(self.n), copies=K,
+                epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
+                width=float(self.bound), composition=self.composition,
+                tree_epsilon=self._paper_tree_epsilon(K), neighbouring=_NEIGHBOURING)
+            rep = inner.report()
+            event = rep.event("PrivateFTRL", f"{K} private FTRL oracles: {rep.uses} "
+                                             f"tree-aggregation uses by {rep.composition} "
+                                             "composition; backend=numpy")
+            return run_plan("DPMetaFrankWolfe", [event], neighbouring=_NEIGHBOURING,
+                            rng=self.rng)
+
+        return self._memo_plan(build)
+
+    def _resolve(self) -> dict[str, Any]:
+        n, T = int(self.n), int(self.T)
+        K = self._K()
         m = float(self.bound)
         eta = float(self.eta) if self.eta is not None else \
             math.sqrt(max(math.log(n), 1.0) / T) / m
@@ -516,7 +570,7 @@ class DPMetaFrankWolfe(_MetaFW):
         if not self.noise_off and self.calibration == "paper":
             lam = dpmfw_paper_scale(n, T, K, float(self.epsilon), float(self.delta), m)
             p["paper_scale"] = lam
-            p["tree_epsilon"] = p["levels"] * n * m / lam
+            p["tree_epsilon"] = self._paper_tree_epsilon(K)
         return p
 
     def _build_oracles(self) -> None:
@@ -525,7 +579,7 @@ class DPMetaFrankWolfe(_MetaFW):
             self._region, int(self.T), copies=p["K"], epsilon=self.epsilon,
             delta=float(self.delta), noise=self.noise, eta=p["eta"],
             loss_range=(-float(self.bound), 0.0), composition=self.composition,
-            tree_epsilon=p.get("tree_epsilon"), rng=self._oracle_rng,
+            tree_epsilon=p.get("tree_epsilon"), rng=self._oracle_rng, budget=self._allowance,
         )
         self._ftrl.reset()
         self._params.update({k: v for k, v in self._ftrl.resolved_params.items()
@@ -538,21 +592,6 @@ class DPMetaFrankWolfe(_MetaFW):
 
     def _feed(self, G: np.ndarray) -> None:
         self._ftrl._step(-G)
-
-    @property
-    def privacy(self) -> Any:
-        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run (charged at
-        the first update); ``None`` when the noise is off (not private)."""
-        self._ensure_state()
-        return self._ftrl.report(neighbouring=_NEIGHBOURING)
-
-    @property
-    def epsilon_spent(self) -> float:
-        """0 before the first round, then the run's epsilon (``inf`` when not private)."""
-        rep = self.privacy
-        if rep is None:
-            return math.inf
-        return float(rep.epsilon)
 
 
 class MetaFrankWolfe(_MetaFW):
@@ -607,7 +646,7 @@ class MetaFrankWolfe(_MetaFW):
 
     def _resolve(self) -> dict[str, Any]:
         n, T = int(self.n), int(self.T)
-        K = int(self.K) if self.K is not None else self._default_K()
+        K = self._K()
         m = float(self.bound)
         reg = self._region
         step = float(self.step) if self.step is not None else \
@@ -674,11 +713,16 @@ class PFTALMetaFrankWolfe(_MetaFW):
         :math:`R_2 = \sqrt R` (``R`` the l1 radius of ``P``), :math:`a = n\ln^{2.5}T/
         (\varepsilon/K)` (private) or :math:`\ln T` (noise off), floored at 1: it balances
         PFTAL's regret bound against the regulariser's bias.
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee (``K`` tree-aggregation events of
+        :math:`\varepsilon/K`) at construction, before anything is released, again by
+        :meth:`reset` after play and by every clone. Not allowed with ``epsilon=math.inf``.
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
-                 gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None):
+                 gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
+                 budget: Any = None):
         self.n = n
         self.T = T
         self.constraint = constraint
@@ -689,6 +733,7 @@ class PFTALMetaFrankWolfe(_MetaFW):
         self.gradient = gradient
         self.n_samples = n_samples
         self.rng = rng
+        self.budget = budget
         caller = "PFTALMetaFrankWolfe"
         self._check_meta(caller)
         if as_region(constraint, n).kind == "matroid":
@@ -712,9 +757,24 @@ class PFTALMetaFrankWolfe(_MetaFW):
         lt = max(math.log(T), 1.0)
         return max(1, round(T ** 0.25 / lt ** 1.25))
 
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """``K`` tree-aggregation events of ``epsilon / K`` (basic composition); ``None`` when
+        the noise is off."""
+        if self.noise_off:
+            return None
+
+        def build() -> PrivacyPlan:
+            K, n = self._K(), int(self.n)
+            copy = PFTAL(n, int(self.T), H=1.0, epsilon=float(self.epsilon) / K,
+                         sensitivity=math.sqrt(n) * float(self.bound))._privacy_plan()
+            return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=_NEIGHBOURING,
+                            rng=self.rng)
+
+        return self._memo_plan(build)
+
     def _resolve(self) -> dict[str, Any]:
         n, T = int(self.n), int(self.T)
-        K = int(self.K) if self.K is not None else self._default_K()
+        K = self._K()
         m = float(self.bound)
         G = math.sqrt(n) * m
         R2 = math.sqrt(max(self._region.l1_radius, 1e-12))
@@ -729,8 +789,6 @@ class PFTALMetaFrankWolfe(_MetaFW):
                 "copy_epsilon": math.inf if self.noise_off else float(self.epsilon) / K}
 
     def _build_oracles(self) -> None:
-        from .pftal import PFTAL
-
         p = self._params
         reg = self._region
 
@@ -743,7 +801,8 @@ class PFTALMetaFrankWolfe(_MetaFW):
             oco = PFTAL(int(self.n), int(self.T), H=p["H"],
                         epsilon=math.inf if self.noise_off else p["copy_epsilon"],
                         sensitivity=None if self.noise_off else p["sensitivity"],
-                        project=project, x1=np.zeros(int(self.n)), rng=r)
+                        project=project, x1=np.zeros(int(self.n)), rng=r,
+                        budget=self._allowance)
             oco.reset()
             self._copies.append(oco)
 
@@ -755,27 +814,3 @@ class PFTALMetaFrankWolfe(_MetaFW):
         for k, oco in enumerate(self._copies):
             # The regulariser's gradient H v is the same for neighbours (v is released).
             oco._step(-G[k] + H * oco.point())
-
-    @property
-    def privacy(self) -> Any:
-        """The :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the whole run (``K``
-        PFTAL trees of ``epsilon / K`` each, basic composition); ``None`` when the noise is off."""
-        self._ensure_state()
-        if self.noise_off:
-            return None
-        from ..privacy.accounting import Ledger
-
-        led = Ledger()
-        if self._round > 0:
-            for oco in self._copies:
-                for event in oco.privacy.events:
-                    led.record(event)
-        return led.report(backend="numpy", neighbouring=_NEIGHBOURING)
-
-    @property
-    def epsilon_spent(self) -> float:
-        """0 before the first round, then the run's epsilon (``inf`` when not private)."""
-        if self.noise_off:
-            return math.inf
-        self._ensure_state()
-        return float(self.epsilon) if self._round > 0 else 0.0

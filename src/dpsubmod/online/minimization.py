@@ -25,13 +25,13 @@ Calibration (the sound readings of the errata; every value can be overridden):
   :math:`\|g\|_2^2 \le \|g\|_\infty \|g\|_1 \le 2M \cdot 4M`; the :math:`H x_t` part cancels).
   ``calibration="conservative"`` uses the looser :math:`8M` (:math:`\|g\|_1 \le 4M`, Lemma 3).
   The paper calibrates to the Lipschitz bound :math:`L = 4M + H\sqrt n` instead, which is not
-  ``epsilon``-DP for the small ``H`` its own theorem needs; ``calibration="paper"`` reproduces it
-  and reports the epsilon it really gives, :math:`\varepsilon \cdot 4\sqrt2 M / L` when that is
-  larger.
+  ``epsilon``-DP for the small ``H`` its own theorem needs (it gives only
+  :math:`\varepsilon \cdot 4\sqrt2 M / L`); ``calibration="paper"`` is accepted only where it
+  keeps the requested epsilon (:math:`L \ge 4\sqrt2 M`), and refused otherwise.
 * bandit: the one-point estimate is as large as :math:`2M(n+1)/\gamma`, so the sensitivity is
   :math:`4M(n+1)/\gamma` (tight for :math:`n \ge 2`); the paper's :math:`L = 4M + 2H\sqrt n` makes
-  Theorem 8 false (``calibration="paper"`` reports the true
-  :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)`).
+  Theorem 8 false (it gives only :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)`), so
+  ``calibration="paper"`` is refused unless :math:`L` reaches the sensitivity.
 * with ``clip=True`` (default) the learners enforce the assumptions the sensitivity rests on:
   the chain vector is rescaled to norm :math:`\le \Delta/2` (full information) and the observed
   value is clipped to :math:`[-M, M]` (bandit). Both are no-ops on valid inputs and keep the
@@ -44,6 +44,11 @@ Calibration (the sound readings of the errata; every value can be overridden):
 
 ``epsilon=math.inf`` switches the noise off: non-private FTAL on the regularised extensions, the
 baseline that isolates the cost of privacy. Those runs are **not private** (``privacy`` is None).
+
+Privacy is stated for the whole run before round 1 (``privacy``: one tree-aggregation event), and
+a learner built with ``budget=`` is charged that run at construction, before anything is
+released; the inner PFTAL counter draws through the run's allowance, so the budget is charged
+once per run.
 
 References
 ----------
@@ -66,6 +71,8 @@ from .._validation import check_finite, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ValidationError
 from ..extensions.lovasz import lovasz_subgradient
 from ..functions.base import SetFunction
+from ..privacy.plan import PrivacyPlan
+from ._plans import check_spend, run_plan
 from .onepoint import (
     chain_order,
     chain_values,
@@ -74,7 +81,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import PFTAL, _check_privacy_args, _clip_norm, _report
+from .pftal import PFTAL, _check_privacy_args, _clip_norm
 from .protocol import Learner
 
 __all__ = ["SubmodPFTAL", "BanditSubmodPFTAL", "CALIBRATIONS"]
@@ -86,6 +93,9 @@ CALIBRATIONS = {
 }
 
 _SQRT2 = math.sqrt(2.0)
+
+_NEIGHBOURING = ("cost sequences differing in one function f_t (any submodular function with "
+                 "range [-M, M])")
 
 
 def _check_x1(x1: object, n: int, caller: str) -> None:
@@ -117,13 +127,43 @@ def _check_calibration(calibration: object, noise: object, caller: str) -> None:
 
 
 class _SubmodBase(Learner):
-    """Shared machinery: parameter resolution, the PFTAL core, privacy reports."""
+    """Shared machinery: parameter resolution, the PFTAL core, the privacy plan."""
 
     sense = "min"
 
     @abstractmethod
-    def _resolve(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved."""
+    def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
+        """Every parameter after defaults were resolved (warnings about clipped defaults only
+        with ``warn``)."""
+
+    def _check_spend(self) -> None:
+        """Refuse a calibration that spends more than ``epsilon`` (before anything is built)."""
+        p = self._resolve(warn=False)
+        if p["noise_off"]:
+            return
+        check_spend(
+            type(self).__name__, p["epsilon_effective"], p["epsilon"], parameter="calibration",
+            fix=f"calibration={self.calibration!r} calibrates the counter to "
+                f"{p['calibrated_sensitivity']:.6g}, below the sensitivity "
+                f"{p['sensitivity_needed']:.6g} of one round's input; use "
+                "calibration='sound' (or pass a larger H, which raises the paper's bound).")
+
+    def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
+        return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
+                     sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
+                     x1=self.x1, noise=self.noise, delta=self.delta, **kw)
+
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """The inner counter's one tree-aggregation event; ``None`` when the noise is off."""
+        if is_noise_off(self.epsilon):
+            return None
+
+        def build() -> PrivacyPlan:
+            inner = self._inner(self._resolve(warn=False))._privacy_plan()
+            return run_plan(type(self).__name__, inner.events, neighbouring=_NEIGHBOURING,
+                            rng=self.rng)
+
+        return self._memo_plan(build)
 
     def _reset(self) -> None:
         super()._reset()
@@ -131,11 +171,8 @@ class _SubmodBase(Learner):
         self._params = p
         gen = as_generator(self.rng)
         noise_rng, play_rng = gen.spawn(2)
-        self._oco = PFTAL(
-            int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
-            sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
-            x1=self.x1, noise=self.noise, delta=self.delta, rng=noise_rng,
-        )
+        # The counter is charged to this run's allowance, never to the user's budget again.
+        self._oco = self._inner(p, rng=noise_rng, budget=self._run_allowance())
         self._oco.reset()
         self._play_rng = play_rng
         self._x = self._oco.point()
@@ -160,40 +197,6 @@ class _SubmodBase(Learner):
         diagnostic for tests and experiments. ``None`` before the first update."""
         self._ensure_state()
         return None if self._g_last is None else self._g_last.copy()
-
-    @property
-    def privacy(self) -> Any:
-        """A :class:`~dpsubmod.privacy.accounting.PrivacyReport` of what has been released so far
-        (the counter charges the whole run's budget at its first release); ``None`` when the
-        noise is off (not private)."""
-        self._ensure_state()
-        p = self._params
-        if p["noise_off"]:
-            return None
-        event = None
-        if self._round > 0:
-            from ..privacy.accounting import PrivacyEvent
-
-            tree_event = self._oco._tree.event
-            if p["epsilon_effective"] == p["epsilon"]:
-                event = tree_event
-            else:
-                event = PrivacyEvent(
-                    "tree_aggregation", p["epsilon_effective"], tree_event.delta, None, 1,
-                    f"{tree_event.note}; calibration={p['calibration']!r} is below the "
-                    f"sensitivity {p['sensitivity_needed']:.6g}, so the run is only "
-                    f"{p['epsilon_effective']:.6g}-DP",
-                )
-        return _report(event, "cost sequences differing in one function f_t (any submodular "
-                              "function with range [-M, M])")
-
-    @property
-    def epsilon_spent(self) -> float:
-        """0 before the first release, then the run's whole (effective) epsilon."""
-        self._ensure_state()
-        if self._params["noise_off"]:
-            return math.inf
-        return self._params["epsilon_effective"] if self._round > 0 else 0.0
 
 
 class SubmodPFTAL(_SubmodBase):
@@ -228,8 +231,9 @@ class SubmodPFTAL(_SubmodBase):
         :math:`H\sqrt n \le M`; :math:`\ln T` is floored at 1).
     calibration : {"sound", "conservative", "paper"}, default="sound"
         Sensitivity :math:`\Delta` of the counter: :math:`4\sqrt2 M`, :math:`8M`, or the paper's
-        :math:`L = 4M + H\sqrt n` (then the report carries the epsilon really spent,
-        :math:`\varepsilon \max(1, 4\sqrt2 M/L)`, and a warning is issued).
+        :math:`L = 4M + H\sqrt n`, which is refused (:class:`~dpsubmod.errors.ValidationError`
+        at construction) when :math:`L < 4\sqrt2 M`: the run would then be only
+        :math:`\varepsilon \cdot 4\sqrt2 M/L`-DP.
     sensitivity : float, optional
         Override of :math:`\Delta`. With ``clip=True`` chain vectors are rescaled to norm
         :math:`\le \Delta/2`, so the guarantee holds for any input.
@@ -249,6 +253,11 @@ class SubmodPFTAL(_SubmodBase):
     rng : int, Generator, SeedSequence or None, default=None
         Randomness (counter noise and rounding come from two children spawned from it), resolved
         when the state is built.
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee at construction, before anything is released
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), and again by :meth:`reset` after play and by every clone (each a new
+        release). Not allowed with ``epsilon=math.inf``.
 
     Examples
     --------
@@ -267,7 +276,7 @@ class SubmodPFTAL(_SubmodBase):
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
                  calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
                  x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None):
+                 rng: RNGLike = None, budget: Any = None):
         caller = "SubmodPFTAL"
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
@@ -287,8 +296,10 @@ class SubmodPFTAL(_SubmodBase):
         self.noise = noise
         self.delta = delta
         self.rng = rng
+        self.budget = budget
+        self._check_spend()
 
-    def _resolve(self) -> dict[str, Any]:
+    def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
         off = is_noise_off(self.epsilon)
         l1 = self.noise == "laplace"
@@ -324,13 +335,6 @@ class SubmodPFTAL(_SubmodBase):
             gclip = None
             needed = cal if self.sensitivity is not None else sound
         eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
-        if not off and eps_eff > float(self.epsilon) * (1 + 1e-12):
-            warnings.warn(
-                f"SubmodPFTAL(calibration={self.calibration!r}) calibrates the counter to "
-                f"{cal:.4g} < the sensitivity {needed:.4g}; the run is {eps_eff:.4g}-DP, not "
-                f"{float(self.epsilon):.4g}-DP. Use calibration='sound' for the requested epsilon.",
-                RuntimeWarning, stacklevel=4,
-            )
         return {
             "n": n, "T": T, "M": M, "H": H, "lipschitz": lipschitz,
             "calibration": self.calibration if self.sensitivity is None else "user",
@@ -390,13 +394,16 @@ class BanditSubmodPFTAL(_SubmodBase):
         value above 1 (including the theorem's when :math:`T < n^4`) is clipped to 1 with a
         warning.
     calibration : {"sound", "paper"}, default="sound"
-        :math:`\Delta = 4M(n+1)/\gamma`, or the paper's :math:`L = 4M + 2H\sqrt n`, which is not
-        ``epsilon``-DP: the report then carries :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)` and a
-        warning is issued.
+        :math:`\Delta = 4M(n+1)/\gamma`, or the paper's :math:`L = 4M + 2H\sqrt n`, which is
+        refused (:class:`~dpsubmod.errors.ValidationError` at construction) when it is below
+        :math:`\Delta`: the run would then be only
+        :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)`-DP.
     sensitivity : float, optional
         Override of :math:`\Delta` (trusted as given).
     clip : bool, default=True
         Clip observed values to :math:`[-M, M]` (no-op on valid inputs).
+    budget : Budget or None, default=None
+        As in :class:`SubmodPFTAL`.
     """
 
     feedback = "bandit"
@@ -404,7 +411,8 @@ class BanditSubmodPFTAL(_SubmodBase):
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | None = None,
                  gamma: float | None = None, calibration: str = "sound",
                  sensitivity: float | None = None, clip: bool = True, x1: object = None,
-                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None):
+                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
+                 budget: Any = None):
         caller = "BanditSubmodPFTAL"
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
@@ -428,13 +436,15 @@ class BanditSubmodPFTAL(_SubmodBase):
         self.noise = noise
         self.delta = delta
         self.rng = rng
+        self.budget = budget
+        self._check_spend()
 
-    def _resolve(self) -> dict[str, Any]:
+    def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
         off = is_noise_off(self.epsilon)
         H = M / (math.sqrt(n) * T ** 0.25) if self.H is None else float(self.H)
         gamma = resolve_gamma(self.gamma, n / T ** 0.25, "BanditSubmodPFTAL",
-                              "n / T^(1/4) (Theorem 9)")
+                              "n / T^(1/4) (Theorem 9)", warn=warn)
         lipschitz = 4.0 * M + 2.0 * H * math.sqrt(n)
         sound = 4.0 * M * (n + 1) / gamma
         if self.sensitivity is not None:
@@ -444,14 +454,6 @@ class BanditSubmodPFTAL(_SubmodBase):
             cal = lipschitz if self.calibration == "paper" else sound
             needed = sound
         eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
-        if not off and eps_eff > float(self.epsilon) * (1 + 1e-12):
-            warnings.warn(
-                f"BanditSubmodPFTAL(calibration={self.calibration!r}) calibrates the counter to "
-                f"{cal:.4g}, below the sensitivity 4M(n+1)/gamma = {needed:.4g} of the one-point "
-                f"estimate; the run is only {eps_eff:.4g}-DP, not {float(self.epsilon):.4g}-DP. "
-                "Use calibration='sound' for the requested epsilon.",
-                RuntimeWarning, stacklevel=4,
-            )
         return {
             "n": n, "T": T, "M": M, "H": H, "gamma": gamma, "lipschitz": lipschitz,
             "calibration": self.calibration if self.sensitivity is None else "user",
@@ -501,9 +503,13 @@ def _check_h(H: object, caller: str, *, allow_tuned: bool) -> None:
     check_real(H, "H", low=0.0, low_open=True, caller=caller)
 
 
-def resolve_gamma(gamma: float | None, default: float, caller: str, what: str) -> float:
-    """The exploration probability: ``gamma`` or ``default``, clipped to 1 with a warning."""
+def resolve_gamma(gamma: float | None, default: float, caller: str, what: str, *,
+                  warn: bool = True) -> float:
+    """The exploration probability: ``gamma`` or ``default``, clipped to 1 (with a warning when
+    ``warn``)."""
     g = default if gamma is None else float(gamma)
+    if g > 1.0 and not warn:
+        return 1.0
     if g > 1.0:
         source = f"the default {what}" if gamma is None else "the given gamma"
         warnings.warn(

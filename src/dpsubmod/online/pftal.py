@@ -48,6 +48,9 @@ import numpy as np
 from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..privacy.continual import TreeAggregator
+from ..privacy.plan import PrivacyPlan
+from ._plans import run_plan, tree_event
 from .protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
@@ -63,6 +66,8 @@ def project_box(x: np.ndarray) -> np.ndarray:
     return np.clip(x, 0.0, 1.0)
 
 
+#: The neighbouring relation of a PFTAL run.
+NEIGHBOURING = "loss sequences differing in one loss f_t"
 
 
 class PFTAL(OnlineBase):
@@ -109,6 +114,17 @@ class PFTAL(OnlineBase):
     rng : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Noise randomness, resolved when the state is built (first :meth:`point`/:meth:`update` or
         :meth:`reset`), so an integer seed replays the same run after ``reset()`` or ``clone()``.
+    budget : Budget or None, default=None
+        Charged the whole run's guarantee (:attr:`privacy`) at construction, before anything is
+        released (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then
+        nothing changes); again by :meth:`reset` after play and by every clone, each a new
+        release. Not allowed with ``epsilon=math.inf``.
+
+    Attributes
+    ----------
+    privacy : PrivacyReport or None
+        The whole run's guarantee (one tree-aggregation event), stated before the first
+        update; ``None`` when the noise is off.
 
     Examples
     --------
@@ -128,7 +144,7 @@ class PFTAL(OnlineBase):
                  sensitivity: float | None = None, lipschitz: float | None = None,
                  project: Callable[[np.ndarray], np.ndarray] | None = None,
                  x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None):
+                 rng: RNGLike = None, budget: Any = None):
         caller = "PFTAL"
         check_int(dim, "dim", low=1, caller=caller)
         check_int(T, "T", low=1, caller=caller)
@@ -156,6 +172,7 @@ class PFTAL(OnlineBase):
         self.noise = noise
         self.delta = delta
         self.rng = rng
+        self.budget = budget
 
     # -- state --------------------------------------------------------------------------------
     @property
@@ -193,10 +210,11 @@ class PFTAL(OnlineBase):
             self._tree = None
         else:
             self._exact = None
-            self._tree = _make_tree(int(self.T), d, noise=self.noise,
-                                    sensitivity=self.calibrated_sensitivity,
-                                    epsilon=float(self.epsilon), delta=float(self.delta),
-                                    rng=as_generator(self.rng))
+            self._tree = TreeAggregator(
+                int(self.T), d, noise=self.noise, sensitivity=self.calibrated_sensitivity,
+                epsilon=float(self.epsilon),
+                delta=float(self.delta) if self.noise == "gaussian" else 0.0,
+                rng=as_generator(self.rng), budget=self._run_allowance())
         self._v = np.zeros(d)
 
     def _ensure_state(self) -> None:
@@ -260,15 +278,15 @@ class PFTAL(OnlineBase):
         return self._x.copy()
 
     # -- privacy ------------------------------------------------------------------------------
-    @property
-    def privacy(self) -> Any:
-        """A :class:`~dpsubmod.privacy.accounting.PrivacyReport` of the counter (its single event
-        is charged at the first update); ``None`` when noise is off: not private."""
-        self._ensure_state()
-        if self._tree is None:
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """One tree-aggregation event for the whole run; ``None`` when the noise is off."""
+        if self.noise_off:
             return None
-        return _report(self._tree.event if self._t > 0 else None,
-                       "loss sequences differing in one loss f_t")
+        return self._memo_plan(lambda: run_plan(
+            "PFTAL", [tree_event(int(self.T), int(self.dim), noise=self.noise,
+                                 sensitivity=self.calibrated_sensitivity,
+                                 epsilon=float(self.epsilon), delta=float(self.delta))],
+            neighbouring=NEIGHBOURING, rng=self.rng))
 
 
 def _clip_norm(z: np.ndarray, bound: float, ord: int = 2) -> np.ndarray:
@@ -305,21 +323,3 @@ def _check_privacy_args(epsilon: object, sensitivity: object, lipschitz: object,
             f"noise='gaussian' in {caller} gives (epsilon, delta)-DP and needs delta > 0; pass "
             "delta (e.g. 1e-6) or use noise='l2laplace' for pure DP."
         )
-
-
-def _make_tree(T: int, dim: int, *, noise: str, sensitivity: float | None, epsilon: float,
-               delta: float, rng: np.random.Generator) -> Any:
-    from ..privacy.continual import TreeAggregator
-
-    return TreeAggregator(T, dim, noise=noise, sensitivity=sensitivity, epsilon=epsilon,
-                          delta=delta if noise == "gaussian" else 0.0, rng=rng)
-
-
-def _report(event: Any, neighbouring: str) -> Any:
-    """A PrivacyReport of one tree-aggregation event (the whole run's cost)."""
-    from ..privacy.accounting import Ledger
-
-    ledger = Ledger()
-    if event is not None:
-        ledger.record(event)
-    return ledger.report(backend="numpy", neighbouring=neighbouring)

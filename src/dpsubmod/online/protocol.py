@@ -35,6 +35,7 @@ import functools
 import inspect
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -86,13 +87,33 @@ class OnlineBase(ABC):
         learner gives no privacy guarantee (not private, or noise off)."""
         return None
 
+    def _memo_plan(self, build: Callable[[], PrivacyPlan | None]) -> PrivacyPlan | None:
+        """The plan ``build()`` returns, built once: it depends on the parameters alone, and
+        they never change after construction."""
+        if "_plan" not in self.__dict__:
+            self._plan = build()
+        return self._plan
+
     @property
     def privacy(self) -> Any:
         """The whole run's privacy guarantee (a
         :class:`~dpsubmod.privacy.ledger.PrivacyReport`), stated from construction on, or
         ``None`` for a learner that gives no guarantee."""
         plan = self._privacy_plan()
-        return None if plan is None else plan.report()
+        if plan is None:
+            return None
+        # The harness reads this every round; composing a long run each time would dominate.
+        cached = self.__dict__.get("_privacy_report")
+        if cached is None or cached[0] is not plan:
+            cached = (plan, plan.report())
+            self._privacy_report = cached
+        return cached[1]
+
+    def _run_allowance(self) -> Any:
+        """A fresh :class:`~dpsubmod.privacy.plan.Allowance` of one run's planned uses, through
+        which the run draws its noise (``None`` for a learner without a plan)."""
+        plan = self._privacy_plan()
+        return None if plan is None else plan.allowance()
 
     def _charge_run(self) -> None:
         """Charge one whole run to ``budget`` (nothing when there is none)."""
