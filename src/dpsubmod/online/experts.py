@@ -253,6 +253,8 @@ class _HedgeExperts(Learner):
         if plan is None:
             return
         spent, requested = plan.report().epsilon, float(self.epsilon)
+        if spent <= requested * (1.0 + 1e-9):
+            return
         name = type(self).__name__
         if self.eta is not None:
             best = tight_hedge_eta(requested, float(self.delta), max(1, self._planned_draws()),

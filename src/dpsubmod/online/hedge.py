@@ -406,7 +406,7 @@ class Hedge(OnlineBase):
         self.backend = backend
         self.rng = rng
         self.budget = budget
-        self._privacy_plan()  # a rule that does not apply at this delta fails here
+        _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use
 
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan | None:
