@@ -25,7 +25,7 @@ def rides(tmp_path):
 
 def select(data, *extra, out=None):
     args = ["select", str(data), "--task", "facility-location", "--grid", "4x4", "--bounds",
-            "0,1,0,1", "--k", "2", *extra]
+            "lat=0,1", "--bounds", "lon=0,1", "--k", "2", *extra]
     if out is not None:
         args += ["--out", str(out)]
     return dpsubmod(*args)

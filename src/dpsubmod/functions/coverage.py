@@ -91,6 +91,7 @@ class Coverage(SetFunction):
         self._csc = A.tocsc()
         self._gains0: np.ndarray | None = None
         self._records: list[np.ndarray] | None = None
+        self._membership: sp.csr_array | None = None
 
     # -- construction from person-level records -------------------------------------------------
     @classmethod
@@ -122,6 +123,51 @@ class Coverage(SetFunction):
         recs = _check_records(records, n_sets)
         return _coverage_from_checked_records(recs, n_sets)
 
+    @classmethod
+    def from_membership(cls, membership: object) -> Coverage:
+        r"""Average coverage from a person-by-set table: ``membership[i, j]`` is true when set
+        ``j`` covers person ``i`` (one row per person).
+
+        The same objective as :meth:`from_records` with record ``i`` the sets of row ``i``
+        (``f(S)`` is the fraction of rows covered), built without a Python loop over rows.
+        Declared ``sensitivity = 1/N`` under replace-one-row, ``data_model =
+        "monotone-records"``.
+
+        Parameters
+        ----------
+        membership : array-like of bool or scipy.sparse matrix, shape (N, n_sets)
+
+        Returns
+        -------
+        Coverage
+        """
+        caller = "Coverage.from_membership"
+        if sp.issparse(membership):
+            M = sp.csr_array(membership)
+            if not np.isfinite(M.data).all() or (M.data < 0).any():
+                raise ValidationError(f"The 'membership' argument of {caller} must hold finite "
+                                      "nonnegative entries (positive = covers).")
+            M = sp.csr_array((M.data > 0).astype(np.float64))
+            M.eliminate_zeros()
+        else:
+            A = np.asarray(membership)
+            if A.ndim != 2 or A.dtype.kind not in "biuf":
+                raise ValidationError(f"The 'membership' argument of {caller} must be a 2-d "
+                                      f"boolean or numeric array; got {A.dtype} of shape "
+                                      f"{A.shape}.")
+            if A.dtype.kind == "f" and not np.isfinite(A).all():
+                raise ValidationError(f"The 'membership' argument of {caller} must be finite.")
+            M = sp.csr_array(A > 0, dtype=np.float64)
+        N, n_sets = M.shape
+        if N == 0 or n_sets == 0:
+            raise ValidationError(f"The 'membership' argument of {caller} needs at least one "
+                                  f"row and one column; got shape {M.shape}.")
+        inc = sp.csr_array(M.T)
+        f = Coverage(inc, np.full(N, 1.0 / N), sensitivity=1.0 / N,
+                     data_model="monotone-records")
+        f._membership = M
+        return f
+
     def neighbour(self, rng: RNGLike = None, *, index: int | None = None,
                   record: Iterable[int] | None = None) -> Coverage:
         """The same objective with one person's record replaced (replace-one relation).
@@ -136,6 +182,9 @@ class Coverage(SetFunction):
         record : iterable of int, optional
             The replacement record (indices in ``range(n)``).
         """
+        if self._records is None and self._membership is not None:
+            M = self._membership
+            self._records = np.split(M.indices.astype(np.int64), M.indptr[1:-1])
         if self._records is None:
             return super().neighbour(rng)
         N = len(self._records)

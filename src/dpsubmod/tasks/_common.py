@@ -1,0 +1,178 @@
+"""The Task record and the checks shared by the task builders (public inputs, bounds, rules)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterTypeError, ValidationError
+from ..functions.base import SetFunction
+from ._table import RecordTable
+
+__all__ = ["Task", "INVALID_RULES", "check_bounds", "check_rule", "fmt", "coordinate_columns"]
+
+#: Data-independent rules for invalid values in private rows.
+INVALID_RULES = ("clip", "drop", "impute")
+
+
+def fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    """A private selection problem built from records and public inputs.
+
+    Everything here except ``f`` and ``diagnostics`` is public: it is derived from public
+    inputs and from the neighbouring relation only, and may be released with the selection.
+
+    Attributes
+    ----------
+    task : str
+        The task's name (``"facility-location"``, ``"feature-selection"``, ``"coverage"``).
+    f : SetFunction
+        The objective over the private records, with its declared ``sensitivity``.
+    names : tuple of str
+        A name for each item of the ground set (candidate, feature, set), in ground-set order.
+    items : str
+        What the items are, in words ("candidate locations", "features", "sets").
+    objective : str
+        The objective in words.
+    sensitivity_note : str
+        Why the declared sensitivity holds, in words.
+    neighbouring : str
+        The neighbouring relation of the guarantee.
+    record : str
+        What one record (one row) is.
+    n_records : int or None
+        The number of rows when the relation treats it as public, else ``None``.
+    columns : tuple of str
+        The record columns the objective reads.
+    public : tuple of str
+        The public inputs, in words (candidates, bandwidth, bounds, bins, ...).
+    rules : tuple of str
+        The data-independent rules applied to the records (clipping, invalid values).
+    params : dict
+        Public parameters, for the release file.
+    groups : tuple of str or None
+        A public group per item (from a candidates column), for a partition matroid.
+    source : str
+        The data's file name (no directory) or a description of the object.
+    diagnostics : dict
+        NOT private: counts of invalid and clipped values in the private records. Never
+        publish them; they go to a separate, labelled diagnostics file only.
+    """
+
+    task: str
+    f: SetFunction
+    names: tuple[str, ...]
+    items: str
+    objective: str
+    sensitivity_note: str
+    neighbouring: str
+    record: str
+    n_records: int | None
+    columns: tuple[str, ...]
+    public: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    groups: tuple[str, ...] | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def sensitivity(self) -> float:
+        """The declared sensitivity of ``f`` (public)."""
+        return float(self.f.sensitivity)
+
+    @property
+    def statement_parts(self) -> dict[str, Any]:
+        """The pieces of the privacy statement that come from the task (all public)."""
+        return {"objective": self.objective, "sensitivity": self.sensitivity,
+                "sensitivity_note": self.sensitivity_note, "neighbouring": self.neighbouring,
+                "record": self.record, "public_inputs": list(self.public),
+                "data_rules": list(self.rules)}
+
+
+def check_rule(rule: object, task: str, allowed: Sequence[str], why: str) -> str:
+    if not isinstance(rule, str) or rule not in INVALID_RULES:
+        raise ValidationError(f"The 'invalid' parameter of build_task must be one of "
+                              f"{list(INVALID_RULES)}; got {rule!r}.")
+    if rule not in allowed:
+        raise ValidationError(f"invalid={rule!r} does not apply to the {task} task: {why} "
+                              f"Use one of {list(allowed)}.")
+    return rule
+
+
+def check_bounds(bounds: object, columns: Sequence[str], what: str = "bounds"
+                 ) -> dict[str, tuple[float, float]]:
+    """Public ``{column: (low, high)}``; every name must be one of ``columns``."""
+    if bounds is None:
+        return {}
+    if not isinstance(bounds, Mapping):
+        raise ParameterTypeError(
+            f"The '{what}' parameter must map a record column's NAME to (low, high), for "
+            "example {'lat': (40.6, 40.9), 'lon': (-74.1, -73.8)}; bounds are never matched to "
+            f"columns by position. Got {type(bounds).__name__}."
+        )
+    out: dict[str, tuple[float, float]] = {}
+    for name, pair in bounds.items():
+        if name not in columns:
+            raise ValidationError(
+                f"The '{what}' parameter names {name!r}, which is not one of the record "
+                f"columns used ({', '.join(columns)}). Fix the name."
+            )
+        try:
+            lo, hi = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise ValidationError(f"The bounds of column {name!r} must be two numbers "
+                                  f"(low, high); got {pair!r}.") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValidationError(f"The bounds of column {name!r} must be finite with low < "
+                                  f"high; got ({fmt(lo)}, {fmt(hi)}).")
+        out[str(name)] = (lo, hi)
+    return out
+
+
+def coordinate_columns(table: RecordTable, columns: Sequence[str] | None,
+                       exclude: Sequence[str] = ()) -> tuple[str, ...]:
+    """The record columns to read: ``columns`` (checked) or every numeric column."""
+    if columns is None:
+        cols = tuple(c for c in table.names if c in table.numeric and c not in exclude)
+    else:
+        if isinstance(columns, str):
+            columns = [columns]
+        cols = tuple(str(c) for c in columns)
+        for c in cols:
+            table.column(c, "columns")
+        if len(set(cols)) != len(cols):
+            raise ValidationError("The 'columns' parameter names a column twice.")
+    if not cols:
+        raise ValidationError(f"{table.source}: no numeric record columns to use; pass "
+                              "columns=.")
+    return cols
+
+
+def clip_to_bounds(X: np.ndarray, cols: Sequence[str],
+                   bounds: Mapping[str, tuple[float, float]]) -> np.ndarray:
+    """Clip each bounded column into its public box, in place (NaN stays NaN)."""
+    for j, c in enumerate(cols):
+        if c in bounds:
+            lo, hi = bounds[c]
+            np.clip(X[:, j], lo, hi, out=X[:, j])
+    return X
+
+
+def count_outside(X: np.ndarray, cols: Sequence[str],
+                  bounds: Mapping[str, tuple[float, float]]) -> dict[str, int]:
+    out = {}
+    for j, c in enumerate(cols):
+        if c in bounds:
+            lo, hi = bounds[c]
+            with np.errstate(invalid="ignore"):
+                out[c] = int(((X[:, j] < lo) | (X[:, j] > hi)).sum())
+    return out

@@ -1,0 +1,284 @@
+"""The facility-location task: choose public locations that serve the people in the records."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterTypeError, ValidationError
+from ._common import (
+    Task,
+    check_bounds,
+    check_rule,
+    clip_to_bounds,
+    count_outside,
+    fmt,
+)
+from ._table import RecordTable, as_table, public_column, read_public_csv
+
+__all__ = ["facility_location"]
+
+_ALLOWED = ("drop", "impute")
+_WHY = ("a coordinate has no nearest valid value to clip to; 'drop' keeps the row counted and "
+        "lets it contribute nothing, 'impute' puts it at the centre of the public bounds.")
+
+
+def _point_names(C: np.ndarray) -> list[str]:
+    return ["(" + ", ".join(fmt(v) for v in row) + ")" for row in C]
+
+
+def _candidate_table(candidates: object, text: list[str]) -> RecordTable:
+    if isinstance(candidates, (str, os.PathLike)):
+        return read_public_csv(candidates, "candidates file", text_columns=text)
+    return as_table(candidates, what="candidates", text_columns=text)
+
+
+def _candidates(table: RecordTable, columns: Sequence[str] | None, candidates: object,
+                candidate_names: str | None, partition_column: str | None
+                ) -> tuple[tuple[str, ...], np.ndarray, list[str], list[str] | None, str]:
+    text = [c for c in (candidate_names, partition_column) if c is not None]
+    ctab = _candidate_table(candidates, text)
+    if not ctab.named or not table.named:
+        if ctab.named or table.named:
+            who = "records" if not table.named else "candidates"
+            raise ValidationError(
+                f"The {who} have no column names, so candidates cannot be matched to record "
+                "columns by name. Give both names (a CSV header, DataFrame columns or names=)."
+            )
+        cols = tuple(columns) if columns is not None else tuple(table.numeric)
+        if len(ctab.numeric) != len(cols):
+            raise ValidationError(f"The candidates have {len(ctab.numeric)} columns but the "
+                                  f"records {len(cols)}; give both the same coordinates.")
+        cmap = dict(zip(cols, ctab.numeric))
+    else:
+        if columns is not None:
+            cols = tuple(columns)
+        else:
+            cols = tuple(c for c in table.names if c in table.numeric and c in ctab.names
+                         and c not in text)
+        missing = [c for c in cols if c not in ctab.names]
+        if not cols or missing:
+            raise ValidationError(
+                f"The candidates ({ctab.source}; columns {', '.join(ctab.names)}) must have a "
+                "column for each record coordinate, with the same name (records: "
+                f"{', '.join(table.names)}"
+                + (f"; missing {', '.join(missing)}" if missing else "") + "). Columns are "
+                "matched by name, never by position: rename the header or pass columns=."
+            )
+        cmap = {c: c for c in cols}
+    C = np.column_stack([public_column(ctab, cmap[c], "candidates") for c in cols])
+    names = (list(ctab.text_column(candidate_names, "candidate_names"))
+             if candidate_names is not None else _point_names(C))
+    groups = (list(ctab.text_column(partition_column, "partition_column"))
+              if partition_column is not None else None)
+    return cols, C, names, groups, ctab.source
+
+
+def _grid(grid: object, cols: tuple[str, ...], bounds: dict[str, tuple[float, float]]
+          ) -> tuple[np.ndarray, str]:
+    from ..datasets import grid_candidates
+
+    try:
+        rows, ncols = (int(v) for v in grid)
+    except (TypeError, ValueError):
+        raise ValidationError(f"The 'grid' parameter must be (rows, cols); got {grid!r}.") \
+            from None
+    if rows < 1 or ncols < 1:
+        raise ValidationError(f"The 'grid' parameter needs at least one row and one column; "
+                              f"got {grid!r}.")
+    if len(cols) != 2:
+        raise ValidationError(
+            f"A grid places candidates in the plane: it needs exactly two coordinate columns; "
+            f"got {len(cols)} ({', '.join(cols)}). Pass columns=[x, y] or candidates.")
+    missing = [c for c in cols if c not in bounds]
+    if missing:
+        raise ValidationError(
+            f"A grid needs public bounds for each of its columns, by name: missing "
+            f"{', '.join(missing)} (for example bounds={{'{cols[0]}': (low, high), "
+            f"'{cols[1]}': (low, high)}}, fixed from the map, never from the records).")
+    (x0, x1), (y0, y1) = bounds[cols[0]], bounds[cols[1]]
+    C = grid_candidates(rows, ncols, (x0, x1, y0, y1))
+    desc = (f"a {rows}x{ncols} grid of cell centres: {ncols} along {cols[0]} in "
+            f"[{fmt(x0)}, {fmt(x1)}], {rows} along {cols[1]} in [{fmt(y0)}, {fmt(y1)}]")
+    return C, desc
+
+
+def _spacing(C: np.ndarray) -> float:
+    from scipy.spatial import cKDTree
+
+    if C.shape[0] < 2:
+        raise ValidationError("Pass bandwidth=: the default (the median distance between "
+                              "neighbouring candidates) needs at least two candidates.")
+    dist, _ = cKDTree(C).query(C, k=2)
+    h = float(np.median(dist[:, 1]))
+    if not h > 0:
+        raise ValidationError("Pass bandwidth=: the candidates coincide, so the default "
+                              "(median distance between neighbouring candidates) is 0.")
+    return h
+
+
+def facility_location(records: object, *, columns: Sequence[str] | None = None,
+                      candidates: object = None, candidate_names: str | None = None,
+                      partition_column: str | None = None, grid: object = None,
+                      bounds: Mapping[str, tuple[float, float]] | None = None,
+                      similarity: str = "gaussian", bandwidth: float | None = None,
+                      radius: float | None = None, invalid: str = "drop",
+                      names: Sequence[str] | None = None) -> Task:
+    r"""Facility location over private records and public candidate locations.
+
+    :math:`f(S) = \frac1N \sum_i \max_{j \in S} s(x_i, c_j)` (Mitrovic, Bun, Krause and Karbasi
+    2017, private facility location), with a Gaussian or negative-distance similarity in
+    ``[0, s_max]``; see :meth:`dpsubmod.functions.FacilityLocation.from_records`.
+
+    Public inputs are matched to record columns by name: the candidates need a column for each
+    coordinate with the record column's name, and ``bounds`` maps column names to
+    ``(low, high)``. Records outside the bounds are clipped to them; a row with an invalid
+    coordinate (empty, text, NaN, infinite) is handled by ``invalid``: ``"drop"`` (default;
+    the row still counts in ``N`` and contributes 0) or ``"impute"`` (the value becomes the
+    centre of the column's public bounds, which are then required for every column). Both are
+    data-independent, so ``sensitivity = s_max / N`` holds for all ``N`` rows.
+    """
+    table = records if isinstance(records, RecordTable) else as_table(records, names=names)
+    if isinstance(similarity, str):
+        similarity = similarity.replace("-", "_")
+    if similarity not in ("gaussian", "negative_distance"):
+        raise ValidationError(f"The 'similarity' parameter must be 'gaussian' or "
+                              f"'negative-distance'; got {similarity!r}.")
+    rule = check_rule(invalid, "facility-location", _ALLOWED, _WHY)
+    public: list[str] = []
+    groups = None
+    if (candidates is None) == (grid is None):
+        raise ValidationError(
+            "facility-location needs public candidate locations: pass candidates= (a table "
+            "with a header naming the record columns) or grid=(rows, cols) with bounds=, not "
+            "both. They are never taken from the private records.")
+    if candidates is not None:
+        cols, C, item_names, groups, src = _candidates(table, columns, candidates,
+                                                        candidate_names, partition_column)
+        bnd = check_bounds(bounds, cols)
+        public.append(f"{C.shape[0]} candidate locations from {src} (matched to the record "
+                      f"columns {', '.join(cols)} by name)")
+        if groups is not None:
+            public.append(f"groups from column {partition_column!r} of {src}")
+    else:
+        if partition_column is not None or candidate_names is not None:
+            raise ValidationError("candidate_names and partition_column name columns of a "
+                                  "candidates table; a grid has none.")
+        if columns is None and not bounds:
+            raise ValidationError(
+                "A grid needs public bounds for its two coordinate columns, by name: "
+                "bounds={'x': (low, high), 'y': (low, high)} with the record columns' names, "
+                "fixed from the map, never from the records.")
+        if columns is not None:
+            cols = tuple(columns)
+        elif isinstance(bounds, Mapping):
+            # the grid's axes follow the public bounds' order, not the records' column order
+            cols = tuple(str(c) for c in bounds)
+            for c in cols:
+                table.column(c, "bounds")
+        else:
+            cols = ()
+        bnd = check_bounds(bounds, cols) if cols else check_bounds(bounds, table.names)
+        C, desc = _grid(grid, cols, bnd)
+        item_names = _point_names(C)
+        public.append(desc)
+    X = np.column_stack([table.column(c, "columns").copy() for c in cols])
+    if rule == "impute":
+        missing = [c for c in cols if c not in bnd]
+        if missing:
+            raise ValidationError(
+                f"invalid='impute' puts an invalid coordinate at the centre of its column's "
+                f"public bounds; give bounds for {', '.join(missing)} or use invalid='drop'.")
+    diagnostics: dict[str, Any] = {"invalid_rows": int(np.isnan(X).any(axis=1).sum()),
+                                   "outside_bounds": count_outside(X, cols, bnd)}
+    clip_to_bounds(X, cols, bnd)
+    bad = np.isnan(X).any(axis=1)
+    if rule == "impute":
+        for j, c in enumerate(cols):
+            lo, hi = bnd[c]
+            X[np.isnan(X[:, j]), j] = 0.5 * (lo + hi)
+        bad[:] = False
+    if bnd:
+        public.append("public bounds " + ", ".join(
+            f"{c} in [{fmt(lo)}, {fmt(hi)}]" for c, (lo, hi) in bnd.items()))
+    kw, desc, s_max = _similarity(similarity, C, bandwidth, radius, public)
+    f = _objective(X, bad, C, similarity, kw)
+    N = table.n_rows
+    rules = []
+    if bnd:
+        rules.append("record coordinates outside the public bounds are clipped to them")
+    rules.append("a row with an invalid coordinate (empty, text, NaN or infinite) "
+                 + ("still counts in N and contributes 0 (dropped)" if rule == "drop" else
+                    "gets the centre of the public bounds for that coordinate (imputed)"))
+    return Task(
+        task="facility-location", f=f, names=tuple(item_names), items="candidate locations",
+        objective=desc,
+        sensitivity_note=(f"s_max / N = {fmt(s_max)} / {N}: one row moves only its own term, "
+                          "which lies in [0, s_max / N]"),
+        neighbouring=(f"replace one row of {table.source} by any other row (one record = one "
+                      f"row; the number of rows, {N}, is treated as public)"),
+        source=table.source, record=f"one row of {table.source}",
+        n_records=N, columns=cols, public=tuple(public),
+        rules=tuple(rules),
+        params={**kw, "similarity": similarity.replace("_", "-"), "invalid": rule,
+                "candidate_coordinates": C.tolist(), "columns": list(cols),
+                "bounds": {c: list(b) for c, b in bnd.items()}},
+        groups=None if groups is None else tuple(groups), diagnostics=diagnostics,
+    )
+
+
+def _similarity(similarity: str, C: np.ndarray, bandwidth: object, radius: object,
+                public: list[str]) -> tuple[dict[str, float], str, float]:
+    if similarity == "gaussian":
+        if radius is not None:
+            raise ValidationError("radius goes with similarity='negative-distance'; use "
+                                  "bandwidth for the Gaussian similarity.")
+        if bandwidth is None:
+            h = _spacing(C)
+            public.append(f"bandwidth {fmt(h)} (median distance between neighbouring "
+                          "candidates; computed from the public candidates only)")
+        else:
+            h = _positive(bandwidth, "bandwidth")
+            public.append(f"bandwidth {fmt(h)}")
+        return ({"bandwidth": h}, "average over records of the best Gaussian similarity "
+                f"exp(-d^2 / (2 h^2)) to a chosen location, h = {fmt(h)}", 1.0)
+    if bandwidth is not None:
+        raise ValidationError("bandwidth goes with similarity='gaussian'; use radius.")
+    if radius is None:
+        span = C.max(axis=0) - C.min(axis=0)
+        rad = float(np.sqrt((span ** 2).sum()))
+        if not rad > 0:
+            raise ValidationError("Pass radius=: the default (the diameter of the candidates' "
+                                  "bounding box) is 0 for a single candidate location.")
+        public.append(f"radius {fmt(rad)} (diameter of the candidates' bounding box)")
+    else:
+        rad = _positive(radius, "radius")
+        public.append(f"radius {fmt(rad)}")
+    return ({"radius": rad}, "average over records of the best max(0, D - distance) to a "
+            f"chosen location, D = {fmt(rad)}", rad)
+
+
+def _positive(v: object, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ParameterTypeError(f"The '{name}' parameter must be a positive number; got "
+                                 f"{v!r}.")
+    x = float(v)
+    if not (np.isfinite(x) and x > 0):
+        raise ValidationError(f"The '{name}' parameter must be a finite number > 0; got "
+                              f"{v!r}.")
+    return x
+
+
+def _objective(X: np.ndarray, bad: np.ndarray, C: np.ndarray, similarity: str,
+               kw: dict[str, float]) -> Any:
+    from ..functions import FacilityLocation
+
+    P = np.where(bad[:, None], C[0], X)
+    f = FacilityLocation.from_records(P, C, similarity, dtype=np.float32, **kw)
+    if bad.any():
+        # A dropped row keeps its weight 1/N and serves nothing: its term is 0 for every set.
+        f.similarity[bad] = 0.0
+    return f
