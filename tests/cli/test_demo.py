@@ -31,6 +31,14 @@ def test_demo_writes_table_and_plot(tmp_path):
     assert all(v <= 1.0 + 1e-9 for v in priv)
     pytest.importorskip("matplotlib")
     assert (out / "demo.png").stat().st_size > 1000
+    assert f"Plot written to {out / 'demo.png'}" in p.stdout
+    assert sorted(x.name for x in out.iterdir()) == ["demo.csv", "demo.png"]
+
+
+def test_python_dash_m_dpsubmod_runs_the_command():
+    p = subprocess.run([sys.executable, "-m", "dpsubmod", "demo", "--help"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "--epsilons" in p.stdout
 
 
 def test_demo_bad_input_is_a_one_line_error(tmp_path):

@@ -58,10 +58,23 @@ def test_online_example_with_workers_and_parquet(tmp_path):
         assert (tmp_path / "online_regret_vs_T.png").stat().st_size > 10_000
 
 
+def test_shipped_example_runs_by_name_from_any_folder(tmp_path):
+    p = run("run", "offline_facility_location", "--out", str(tmp_path), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "96 cell(s) run" in p.stdout
+    assert p.stderr == ""  # stderr is not a terminal: no progress bar
+    shown = run("run", "offline_facility_location", "--out", str(tmp_path / "again"),
+                "--progress", "--no-plots", cwd=tmp_path)
+    assert shown.returncode == 0 and "96/96" in shown.stderr
+    if "matplotlib is not installed" not in p.stdout:
+        assert (tmp_path / "offline_facility_location_utility_vs_epsilon.png").exists()
+
+
 def test_run_help():
     p = run("run", "--help")
     assert p.returncode == 0
-    for flag in ("EXPERIMENT.toml", "--out", "--workers", "--scheduler", "--format"):
+    for flag in ("EXPERIMENT.toml", "--out", "--workers", "--scheduler", "--format",
+                 "--progress", "online_minimization"):
         assert flag in p.stdout
 
 

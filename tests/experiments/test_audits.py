@@ -34,3 +34,23 @@ def test_same_seed_same_audit():
 def test_bad_input(kwargs, match):
     with pytest.raises(DPSubmodError, match=match):
         run_audit(**kwargs)
+
+
+def test_progress_bar_on_stderr_only_when_asked(capsys):
+    quiet = run_audit("laplace", n_runs=200, rng=1, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = run_audit("laplace", n_runs=200, rng=1, progress=True)
+    err = capsys.readouterr().err
+    assert "audit laplace" in err and "400/400" in err
+    assert shown == quiet  # the bar does not touch the runs
+    # not a terminal (pytest captures stderr): silent by default
+    run_audit("laplace", n_runs=200, rng=1)
+    assert capsys.readouterr().err == ""
+
+
+def test_parallel_runs_match_serial_and_show_no_bar(capsys):
+    pytest.importorskip("joblib")
+    serial = run_audit("exponential", n_runs=200, rng=2, progress=False)
+    parallel = run_audit("exponential", n_runs=200, rng=2, n_jobs=2, progress=True)
+    assert parallel == serial
+    assert capsys.readouterr().err == ""

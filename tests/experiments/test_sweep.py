@@ -188,6 +188,40 @@ def test_plots_are_written(tmp_path):
     assert all(p.stat().st_size > 10_000 for p in pngs)
 
 
+def test_progress_bar_on_stderr_only_when_asked(capsys):
+    cfg = parse_config(offline_doc(seeds=2, epsilons=[1.0]))
+    quiet = sw.run_sweep(cfg, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = sw.run_sweep(cfg, progress=True)
+    err = capsys.readouterr().err
+    assert "small" in err and "8/8" in err and "cell" in err
+    assert strip(shown.rows) == strip(quiet.rows)
+    sw.run_sweep(cfg)  # stderr is not a terminal under pytest: silent by default
+    assert capsys.readouterr().err == ""
+
+
+def test_shipped_examples_load_by_name(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from pathlib import Path
+
+    from dpsubmod.experiments.config import example_names
+
+    folder = Path(__file__).resolve().parents[2] / "examples"
+    assert example_names() == sorted(p.stem for p in folder.glob("*.toml"))
+    monkeypatch.chdir(tmp_path)  # no examples/ folder here
+    for name in example_names():
+        by_name, by_file = load_config(name), load_config(folder / f"{name}.toml")
+        assert by_name.source == f"{name} (shipped example)"
+        assert replace(by_name, source="") == replace(by_file, source="")
+        assert load_config(name + ".toml") == by_name
+    with pytest.raises(ConfigError, match="shipped example"):
+        load_config("no_such_example")
+    # a file of that name in the working folder wins over the shipped example
+    (tmp_path / "online_minimization").write_text("not toml [")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config("online_minimization")
+
+
 def bad(path, value):
     doc = offline_doc()
     table, _, key = path.partition(".")

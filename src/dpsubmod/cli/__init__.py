@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .._version import __version__
 from ..errors import DPSubmodError
 
 __all__ = ["main", "build_parser"]
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="dpsubmod", description="Differentially private submodular optimization.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)

@@ -18,7 +18,7 @@ def _audit(args: argparse.Namespace) -> int:
         return 0
     res = run_audit(args.name, epsilon=args.epsilon, delta=args.delta, n_runs=args.runs,
                     noise_factor=args.noise_factor, alpha=args.alpha, n_jobs=args.workers,
-                    rng=args.seed)
+                    rng=args.seed, progress=args.progress)
     setup = AUDITS[args.name]
     print(f"Algorithm:   {setup.description}")
     print(f"Neighbours:  {setup.pair}")
@@ -66,4 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None, help="parallel processes (joblib)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--json", default=None, help="also write the result to this JSON file")
+    prog = p.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None,
+                      help="show a progress bar (default: when stderr is a terminal)")
+    prog.add_argument("--no-progress", dest="progress", action="store_false")
     p.set_defaults(func=_audit)

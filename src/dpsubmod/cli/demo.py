@@ -75,14 +75,14 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _demo_plot(rows: list[dict], path: Path) -> Path | None:
-    from ..experiments.plots import optional_pyplot, save_figure
+    from ..experiments.plots import optional_figure, save_figure
 
-    plt = optional_pyplot()
-    if plt is None:
+    fig = optional_figure((6, 4))
+    if fig is None:
         print("(matplotlib is not installed: pip install 'dpsubmod[plot]' for the plot)")
         return None
     priv = [r for r in rows if r["method"] == "private_greedy"]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    ax = fig.subplots()
     eps = [r["epsilon"] for r in priv]
     mean = np.array([r["mean"] for r in priv])
     sd = np.array([r["sd"] for r in priv])
@@ -97,7 +97,7 @@ def _demo_plot(rows: list[dict], path: Path) -> Path | None:
     ax.set_ylabel("utility relative to greedy")
     ax.set_title("Feature selection, breast-cancer data")
     ax.legend(loc="lower right", fontsize=8)
-    return save_figure(fig, path, plt, dpi=120, tight_bbox=False)
+    return save_figure(fig, path, dpi=120, tight_bbox=False)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,6 +12,8 @@ import argparse
 import math
 from pathlib import Path
 
+from ..experiments.config import example_names
+
 __all__ = ["register", "resolve_output"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
@@ -94,8 +96,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run every cell (method x epsilon x T x seed) of an experiment file not yet "
         "in the results table, then print a summary and write the figures beside the results. "
         "Each cell's randomness depends only on the sweep seed and the cell, so results do not "
-        "depend on the backend. See examples/*.toml.")
-    p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
+        "depend on the backend. Shipped examples run by name: "
+        f"{', '.join(example_names())}.")
+    p.add_argument("experiment", metavar="EXPERIMENT.toml",
+                   help="the experiment file, or the name of a shipped example")
     p.add_argument("--out", metavar="DIR|FILE", default=None,
                    help="results file (.csv or .parquet) or folder (default: the file's 'out' "
                    "key, else ./dpsubmod-results/NAME.csv)")
@@ -106,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="run cells on an existing Dask cluster, e.g. tcp://host:8786")
     p.add_argument("--format", choices=("csv", "parquet"), default=None,
                    help="table format when --out is a folder (default csv; parquet needs "
-                   "pyarrow)")
+                   "the [parquet] extra)")
     p.add_argument("--band", choices=("sd", "quantile"), default="sd",
                    help="spread bands of the plots: mean +/- sd (default) or 10%%-90%% "
                    "quantiles over seeds")

@@ -104,7 +104,9 @@ class GraphicMatroid(Matroid):
         """(number of components, component label per node) of the graph of the edges in S."""
         u, v = self._u[mask], self._v[mask]
         if u.size > _UNION_FIND_LIMIT:
-            g = sp.coo_array((np.ones(u.size, dtype=np.int8), (u, v)),
+            # 32-bit indices: scipy < 1.12's csgraph reads 64-bit ones as garbage (no error)
+            idx = np.int32 if self.n_nodes <= np.iinfo(np.int32).max else np.int64
+            g = sp.coo_array((np.ones(u.size, dtype=np.int8), (u.astype(idx), v.astype(idx))),
                              shape=(self.n_nodes, self.n_nodes))
             return connected_components(g, directed=False)
         # A small S (the usual case: a forest of at most `rank` edges) is cheaper with a

@@ -51,9 +51,13 @@ def random_coverage(n_sets: int, n_elements: int, *, density: float = 0.01,
     density = check_real(density, "density", low=0.0, high=1.0, low_open=True,
                          caller="random_coverage")
     gen = as_generator(rng)
-    m = sp.random_array((n_sets, n_elements), density=density, format="csr", rng=gen,
-                        data_sampler=lambda size: np.ones(size))
-    return sp.csr_array(m)
+    # A binomial count of cells, then that many distinct cells: every cell is 1 independently
+    # with probability `density`, in memory proportional to the nonzeros.
+    cells = n_sets * n_elements
+    nnz = int(gen.binomial(cells, density))
+    rows, cols = np.divmod(np.sort(gen.choice(cells, size=nnz, replace=False)), n_elements)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_sets))])
+    return sp.csr_array((np.ones(nnz), cols, indptr), shape=(n_sets, n_elements))
 
 
 def coverage_records(n_people: int, n_sets: int, *, density: float = 0.1,

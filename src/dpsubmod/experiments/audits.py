@@ -11,11 +11,13 @@ twice the claim), so a user can see the auditor catch a broken calibration.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from .._rng import RNGLike
 from .._validation import check_delta, check_epsilon, check_int, check_real
@@ -156,9 +158,30 @@ AUDITS: dict[str, AuditSetup] = {s.name: s for s in (
 )}
 
 
+def _bare(algorithm: Algorithm) -> Algorithm:
+    return algorithm
+
+
+class _Counted:
+    """``algorithm`` advancing a progress bar at each run. A bar cannot follow runs into other
+    processes, so a pickled copy is the bare algorithm."""
+
+    def __init__(self, algorithm: Algorithm, bar: Any):
+        self.algorithm, self.bar = algorithm, bar
+
+    def __call__(self, data: Any, g: np.random.Generator) -> Any:
+        out = self.algorithm(data, g)
+        self.bar.update()
+        return out
+
+    def __reduce__(self) -> tuple[Any, tuple[Algorithm]]:
+        return _bare, (self.algorithm,)
+
+
 def run_audit(name: str, *, epsilon: float = 1.0, delta: float | None = None,
               n_runs: int = 2000, noise_factor: float = 1.0, alpha: float = 0.05,
-              n_jobs: int | None = None, rng: RNGLike = None) -> AuditResult:
+              n_jobs: int | None = None, rng: RNGLike = None,
+              progress: bool | None = None) -> AuditResult:
     """Audit a named algorithm on its worst-case neighbouring pair.
 
     Parameters
@@ -180,6 +203,9 @@ def run_audit(name: str, *, epsilon: float = 1.0, delta: float | None = None,
     n_jobs : int or None, default=None
         Parallel runs with joblib; the result does not depend on it.
     rng : seed or Generator, optional
+    progress : bool, optional
+        Show a progress bar of the runs on stderr (serial runs only: with ``n_jobs`` the runs
+        happen in other processes). Default: on when stderr is a terminal.
 
     Returns
     -------
@@ -201,4 +227,10 @@ def run_audit(name: str, *, epsilon: float = 1.0, delta: float | None = None,
     if not math.isfinite(factor):
         raise ValidationError("The 'noise_factor' argument of run_audit must be finite.")
     algorithm, D, Dp = setup.build(eps, dlt, factor)
-    return audit(algorithm, D, Dp, runs, eps, dlt, rng=rng, alpha=alpha, n_jobs=n_jobs)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    serial = n_jobs is None or n_jobs == 1
+    with tqdm(total=2 * runs, desc=f"audit {name}", unit="run",
+              disable=not (progress and serial)) as bar:
+        return audit(_Counted(algorithm, bar), D, Dp, runs, eps, dlt, rng=rng, alpha=alpha,
+                     n_jobs=n_jobs)

@@ -54,7 +54,7 @@ from ..online.bandit_convex import GarberKretzu, PrivateBandit
 from ..online.convex_harness import run_convex
 from ..online.convex_losses import linear_losses
 from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner_ball
-from .plots import optional_pyplot, save_figure
+from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
 
 __all__ = ["DOMAINS", "METHODS", "build_domain", "run", "summarize", "slopes", "plot_T",
@@ -285,15 +285,13 @@ def _label(method: str, eps: Any) -> str:
     return names[method] + ("" if eps == "" else f", eps={eps:g}")
 
 
-def plot_T(summary: list[dict[str, Any]], path: Path) -> bool:
-    """Regret against T, log-log, with a T^(3/4) reference (matplotlib, optional)."""
-    plt = optional_pyplot()
-    if plt is None:
-        return False
+def plot_T(summary: list[dict[str, Any]], *, axes: Any = None) -> Any:
+    """Regret against T, log-log, with a T^(3/4) reference, one panel per domain; returns the
+    Figure (drawn into ``axes``, one Axes per domain, when given, else a new pyplot figure)."""
     rows = [s for s in summary if s["sweep"] == "T"]
     domains = sorted({s["domain"] for s in rows}, key=DOMAINS.index)
-    fig, axes = plt.subplots(1, len(domains), figsize=(6.0 * len(domains), 4.4), squeeze=False)
-    for ax, domain in zip(axes[0], domains):
+    fig, panels = axes_row(axes, len(domains), (6.0 * len(domains), 4.4))
+    for ax, domain in zip(panels, domains):
         sub = [s for s in rows if s["domain"] == domain]
         for key in sorted({(s["method"], s["epsilon"]) for s in sub}, key=str):
             pts = sorted((s for s in sub if (s["method"], s["epsilon"]) == key),
@@ -314,19 +312,16 @@ def plot_T(summary: list[dict[str, Any]], path: Path) -> bool:
         ax.set_ylabel("expected regret")
         ax.set_title(f"karate club, {domain} polytope")
         ax.legend(fontsize=7)
-    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
-    return True
+    return fig
 
 
-def plot_epsilon(summary: list[dict[str, Any]], path: Path) -> bool:
-    """Average regret against epsilon at fixed T (matplotlib, optional)."""
-    plt = optional_pyplot()
-    if plt is None:
-        return False
+def plot_epsilon(summary: list[dict[str, Any]], *, axes: Any = None) -> Any:
+    """Average regret against epsilon at fixed T, one panel per domain; returns the Figure
+    (drawn into ``axes``, one Axes per domain, when given, else a new pyplot figure)."""
     rows = [s for s in summary if s["sweep"] == "epsilon"]
     domains = sorted({s["domain"] for s in rows}, key=DOMAINS.index)
-    fig, axes = plt.subplots(1, len(domains), figsize=(6.0 * len(domains), 4.4), squeeze=False)
-    for ax, domain in zip(axes[0], domains):
+    fig, panels = axes_row(axes, len(domains), (6.0 * len(domains), 4.4))
+    for ax, domain in zip(panels, domains):
         sub = [s for s in rows if s["domain"] == domain]
         T = sub[0]["T"]
         for method, marker in (("laplace", "o"), ("gaussian", "s"), ("laplace-paper", "^")):
@@ -347,8 +342,7 @@ def plot_epsilon(summary: list[dict[str, Any]], path: Path) -> bool:
         ax.set_ylabel(f"expected regret / T (T = {T})")
         ax.set_title(f"karate club, {domain} polytope")
         ax.legend(fontsize=7)
-    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
-    return True
+    return fig
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -382,8 +376,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _write_csv(args.out / "runs.csv", rows)
     _write_csv(args.out / "summary.csv", summary)
     _write_csv(args.out / "slopes.csv", fits)
-    plotted = plot_T(summary, args.out / "regret_vs_T.png")
-    plot_epsilon(summary, args.out / "regret_vs_epsilon.png")
+    plotted = optional_figure() is not None
+    for draw, sweep in ((plot_T, "T"), (plot_epsilon, "epsilon")):
+        n = len({s["domain"] for s in summary if s["sweep"] == sweep})
+        if plotted and n:
+            panels = figure((6.0 * n, 4.4)).subplots(1, n, squeeze=False)[0]
+            save_figure(draw(summary, axes=panels), args.out / f"regret_vs_{sweep}.png",
+                        dpi=150, tight_bbox=False)
     for f in fits:
         print(f"{f['domain']:9s} {_label(f['method'], f['epsilon']):32s} slope "
               f"{f['slope_mean']:.3f} +- {f['slope_sd']:.3f} (theory <= 0.75)")

@@ -44,6 +44,7 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import DPSubmodError, ValidationError
 from .problems import LEARNERS, OBJECTIVES, STREAMS, Param
 
-__all__ = ["ConfigError", "SweepConfig", "load_config", "parse_config"]
+__all__ = ["ConfigError", "SweepConfig", "load_config", "parse_config", "example_names"]
 
 _PROBLEMS = ("offline", "online")
 _EXPERIMENT_KEYS = {
@@ -314,23 +315,49 @@ def _online(source: str, data: Mapping[str, Any], exp: Mapping[str, Any], k: int
     return learners, spec, Ts
 
 
+def _examples() -> dict[str, Any]:
+    folder = resources.files("dpsubmod.experiments") / "examples"
+    if not folder.is_dir():
+        return {}
+    return {f.name.removesuffix(".toml"): f for f in folder.iterdir() if f.name.endswith(".toml")}
+
+
+def example_names() -> list[str]:
+    """Names of the example experiments shipped with dpsubmod, which :func:`load_config` (and
+    ``dpsubmod run NAME``) accepts in place of a path."""
+    return sorted(_examples())
+
+
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:
     """Read and validate an experiment file (TOML, see the module docstring).
+
+    Parameters
+    ----------
+    path : str or path-like
+        An experiment file, or the name of a shipped example (:func:`example_names`, e.g.
+        ``"online_minimization"``) when no file of that name exists.
 
     Raises
     ------
     ConfigError
         When the file is missing, is not valid TOML, or fails validation.
     """
-    p = Path(path)
+    p: Any = Path(path)
+    source = str(p)
+    examples = _examples()
+    name = p.name.removesuffix(".toml")
+    if not p.exists() and p.name == str(path) and name in examples:
+        p, source = examples[name], f"{name} (shipped example)"
     try:
         with p.open("rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        raise ConfigError(f"{p}: no such experiment file; pass the path of a .toml file.") \
-            from None
+        raise ConfigError(f"{p}: no such experiment file; pass the path of a .toml file or the "
+                          f"name of a shipped example ({', '.join(sorted(examples))}).") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML ({exc}); fix the syntax.") from None
+        raise ConfigError(f"{source}: not valid TOML ({exc}); fix the syntax.") from None
     except IsADirectoryError:
         raise ConfigError(f"{p}: is a folder; pass the path of a .toml file.") from None
-    return parse_config(data, source=str(p))
+    if source != str(p) and isinstance(data.get("experiment"), dict):
+        data["experiment"].setdefault("name", name)
+    return parse_config(data, source=source)

@@ -35,7 +35,7 @@ import numpy as np
 from ..constraints import UniformMatroid
 from ..functions.ksubmodular import KTopicInfluence, directed_edges
 from ..offline import maximize_ksubmodular
-from .plots import optional_pyplot, save_figure
+from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
 __all__ = ["load_graph", "topic_probabilities", "run", "summarize", "plot", "main"]
@@ -129,12 +129,10 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     write_table(rows, path)
 
 
-def plot(summary: list[dict[str, Any]], path: Path, title: str = "") -> bool:
-    """Spread against epsilon (matplotlib, optional); returns False when it is not installed."""
-    plt = optional_pyplot()
-    if plt is None:
-        return False
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+def plot(summary: list[dict[str, Any]], title: str = "", *, ax: Any = None) -> Any:
+    """Spread against epsilon; returns the Figure (drawn into ``ax`` when given, else a new
+    pyplot figure)."""
+    fig, ax = axes_of(ax, (6.4, 4.2))
     labels = {"ks_private": "Algorithm 3 (private)",
               "ks_private_sampled": "Algorithm 4 (private, sampled)"}
     for method, marker in (("ks_private", "o"), ("ks_private_sampled", "s")):
@@ -152,8 +150,7 @@ def plot(summary: list[dict[str, Any]], path: Path, title: str = "") -> bool:
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
-    save_figure(fig, path, plt, dpi=150, tight_bbox=False)
-    return True
+    return fig
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,7 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _write_csv(args.out / "summary.csv", summary)
     title = (f"{info['graph']}: n={info['n']}, k={info['topics']}, B={info['budget']}, "
              f"Delta={info['sensitivity']:.3g}")
-    plotted = plot(summary, args.out / "utility_vs_epsilon.png", title)
+    plotted = optional_figure() is not None
+    if plotted:
+        save_figure(plot(summary, title, ax=figure((6.4, 4.2)).subplots()),
+                    args.out / "utility_vs_epsilon.png", dpi=150, tight_bbox=False)
     greedy = next(s for s in summary if s["method"] == "ks_greedy")["spread_mean"]
     print(f"{title}; {info['samples']} records (private), {info['eval_samples']} (held out); "
           f"{info['repeats']} repeats; {time.perf_counter() - t0:.1f} s")

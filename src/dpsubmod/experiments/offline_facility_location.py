@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..functions import FacilityLocation
 from ..offline import maximize
-from .plots import optional_pyplot, save_figure
+from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
 
 __all__ = ["load_points", "run", "summarize", "plot", "main"]
@@ -109,13 +110,12 @@ def summarize(rows: list[dict]) -> list[dict]:
              "sd": float(np.std(v)), "runs": len(v)} for (d, m, e), v in groups.items()]
 
 
-def plot(summary: list[dict], path: Path) -> Path | None:
-    plt = optional_pyplot()
-    if plt is None:
-        return None
+def plot(summary: list[dict], *, axes: Any = None) -> Any:
+    """Utility against epsilon, one panel per data set; returns the Figure (drawn into
+    ``axes``, one Axes per data set, when given, else a new pyplot figure)."""
     names = sorted({s["dataset"] for s in summary})
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    fig, panels = axes_row(axes, len(names), (6 * len(names), 4.2))
+    for ax, name in zip(panels, names):
         for method in PRIVATE:
             pts = sorted((s["epsilon"], s["mean"], s["sd"]) for s in summary
                          if s["dataset"] == name and s["method"] == method)
@@ -133,8 +133,7 @@ def plot(summary: list[dict], path: Path) -> Path | None:
         ax.set_ylabel("utility / non-private greedy")
         ax.set_title(f"private facility location: {name}")
         ax.legend(fontsize=7, loc="lower right")
-    save_figure(fig, path, plt, dpi=110, tight_bbox=False)
-    return path
+    return fig
 
 
 def _write(rows: list[dict], path: Path) -> None:
@@ -160,7 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     summ = summarize(rows)
     _write(rows, out / "runs.csv")
     _write(summ, out / "summary.csv")
-    png = plot(summ, out / "utility_vs_epsilon.png")
+    png = None
+    if optional_figure() is not None:
+        n = len({s["dataset"] for s in summ})
+        panels = figure((6 * n, 4.2)).subplots(1, n, squeeze=False)[0]
+        png = save_figure(plot(summ, axes=panels), out / "utility_vs_epsilon.png", dpi=110,
+                          tight_bbox=False)
     for s in summ:
         print(f"{s['dataset']:<14} {s['method']:<28} eps={s['epsilon']!s:<5} "
               f"utility={s['mean']:.3f} +/- {s['sd']:.3f}")

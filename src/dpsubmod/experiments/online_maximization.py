@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from .plots import optional_pyplot, save_figure
+from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
 __all__ = ["main", "load_uber", "uber_stream_builder", "karate_stream_builder", "LEARNERS",
-           "run_grid"]
+           "run_grid", "plot_regret_vs_T", "plot_regret_vs_epsilon"]
 
 #: Public candidate grid over Manhattan (latitude, longitude bounds) and its shape.
 MANHATTAN = ((40.70, 40.82), (-74.02, -73.93))
@@ -296,12 +296,11 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         write_table(rows, path)
 
 
-def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: int) -> list[Path]:
-    plt = optional_pyplot()
-    if plt is None:  # pragma: no cover - optional dependency
-        return []
-    made = []
-    fig, ax = plt.subplots(figsize=(7, 5))
+def plot_regret_vs_T(summary: list[dict[str, Any]], eps_fixed: float, *,
+                     ax: Any = None) -> Any:
+    """(1 - 1/e)-regret against T, the private learners at ``eps_fixed``; returns the Figure
+    (drawn into ``ax`` when given, else a new pyplot figure)."""
+    fig, ax = axes_of(ax, (7, 5))
     for name in sorted({s["learner"] for s in summary}):
         pts = sorted((s["T"], s["regret_greedy_mean"]) for s in summary
                      if s["learner"] == name and (s["epsilon"] == eps_fixed
@@ -315,8 +314,14 @@ def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: in
     ax.axhline(0.0, color="grey", lw=0.5)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    made.append(save_figure(fig, out / "regret_vs_T.png", plt, dpi=120, tight_bbox=False))
-    fig, ax = plt.subplots(figsize=(7, 5))
+    return fig
+
+
+def plot_regret_vs_epsilon(summary: list[dict[str, Any]], T_max: int, *,
+                           ax: Any = None) -> Any:
+    """(1 - 1/e)-regret per round against epsilon at ``T_max``; returns the Figure (drawn into
+    ``ax`` when given, else a new pyplot figure)."""
+    fig, ax = axes_of(ax, (7, 5))
     for name in sorted({s["learner"] for s in summary}):
         pts = sorted((s["epsilon"], s["regret_greedy_mean"]) for s in summary
                      if s["learner"] == name and s["T"] == T_max
@@ -330,8 +335,16 @@ def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: in
     ax.axhline(0.0, color="grey", lw=0.5)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    made.append(save_figure(fig, out / "regret_vs_epsilon.png", plt, dpi=120, tight_bbox=False))
-    return made
+    return fig
+
+
+def _plots(summary: list[dict[str, Any]], out: Path, eps_fixed: float, T_max: int) -> list[Path]:
+    if optional_figure() is None:  # pragma: no cover - optional dependency
+        return []
+    return [save_figure(plot_regret_vs_T(summary, eps_fixed, ax=figure((7, 5)).subplots()),
+                        out / "regret_vs_T.png", dpi=120, tight_bbox=False),
+            save_figure(plot_regret_vs_epsilon(summary, T_max, ax=figure((7, 5)).subplots()),
+                        out / "regret_vs_epsilon.png", dpi=120, tight_bbox=False)]
 
 
 def _floats(text: str) -> list[float]:

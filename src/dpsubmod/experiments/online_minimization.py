@@ -65,10 +65,11 @@ from ..online import (
     SubmodPFTAL,
     run,
 )
-from .plots import optional_pyplot, save_figure
+from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["karate_stream", "LEARNERS", "sweep_T", "sweep_epsilon", "main"]
+__all__ = ["karate_stream", "LEARNERS", "sweep_T", "sweep_epsilon", "plot_regret_vs_T",
+           "plot_regret_vs_epsilon", "main"]
 
 #: Learner factories ``(n, T, epsilon) -> Learner`` (cost bound M = 1 for the streams here).
 LEARNERS: dict[str, Any] = {
@@ -215,13 +216,10 @@ def fitted_slopes(rows: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-def plot(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]], out: str) -> list[str]:
-    """Write the two figures; returns their paths ([] without matplotlib)."""
-    plt = optional_pyplot()
-    if plt is None:
-        return []
-    paths = []
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+def plot_regret_vs_T(rows_T: list[dict[str, Any]], *, ax: Any = None) -> Any:
+    """Expected regret against T (log-log) with the theorems' slopes 1/2 and 3/4; returns the
+    Figure (drawn into ``ax`` when given, else a new pyplot figure)."""
+    fig, ax = axes_of(ax, (6.5, 4.5))
     for name, (Ts, R) in _mean_by(rows_T, "T").items():
         ax.loglog(Ts, R, marker="o", label=name)
     means = _mean_by(rows_T, "T")
@@ -235,22 +233,39 @@ def plot(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]], out: str)
     eps = rows_T[0]["epsilon"] if rows_T else math.nan
     ax.set_title(f"Karate club stream, private learners at epsilon={eps:g}")
     ax.legend(fontsize=7)
-    paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_T.png"), plt, dpi=120,
-                                 tight_bbox=False)))
+    return fig
+
+
+def plot_regret_vs_epsilon(rows_eps: list[dict[str, Any]], *, ax: Any = None) -> Any:
+    """Expected regret against epsilon (log-log), the non-private learners as horizontal
+    lines; returns the Figure (drawn into ``ax`` when given, else a new pyplot figure)."""
+    fig, ax = axes_of(ax, (6.5, 4.5))
+    priv = [r for r in rows_eps if r["private"]]
+    for name, (E, R) in _mean_by(priv, "epsilon").items():
+        ax.loglog(E, R, marker="o", label=name)
+    for name, (_, R) in _mean_by([r for r in rows_eps if not r["private"]],
+                                 "epsilon").items():
+        ax.axhline(R[0], lw=1, ls="--", color="gray")
+        ax.annotate(name, (ax.get_xlim()[0], R[0]), fontsize=6, va="bottom")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("expected regret")
     if rows_eps:
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
-        priv = [r for r in rows_eps if r["private"]]
-        for name, (E, R) in _mean_by(priv, "epsilon").items():
-            ax.loglog(E, R, marker="o", label=name)
-        for name, (_, R) in _mean_by([r for r in rows_eps if not r["private"]],
-                                     "epsilon").items():
-            ax.axhline(R[0], lw=1, ls="--", color="gray")
-            ax.annotate(name, (ax.get_xlim()[0], R[0]), fontsize=6, va="bottom")
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel("expected regret")
         ax.set_title(f"Karate club stream, T={rows_eps[0]['T']}")
-        ax.legend(fontsize=7)
-        paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_epsilon.png"), plt,
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _write_plots(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]],
+                 out: str) -> list[str]:
+    """Write the two figures; returns their paths ([] without matplotlib)."""
+    if optional_figure() is None:
+        return []
+    fig = plot_regret_vs_T(rows_T, ax=figure((6.5, 4.5)).subplots())
+    paths = [str(save_figure(fig, os.path.join(out, "regret_vs_T.png"), dpi=120,
+                             tight_bbox=False))]
+    if rows_eps:
+        fig = plot_regret_vs_epsilon(rows_eps, ax=figure((6.5, 4.5)).subplots())
+        paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_epsilon.png"),
                                      dpi=120, tight_bbox=False)))
     return paths
 
@@ -282,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_eps = sweep_epsilon(args.epsilons, T=args.t_epsilon, reps=args.reps,
                              seed=args.seed + 1, n_jobs=args.n_jobs)
     write_csv(rows_eps, os.path.join(args.out, "regret_vs_epsilon.csv"))
-    figures = plot(rows_T, rows_eps, args.out)
+    figures = _write_plots(rows_T, rows_eps, args.out)
     out = sys.stdout
     out.write(f"Karate club stream (n=34), T in {Ts}, {args.reps} replicates, "
               f"epsilon={args.epsilon:g} for the T sweep.\n")

@@ -9,10 +9,22 @@
   running total by basic composition (line), from a Result, a PrivacyReport, a Ledger, a list
   of PrivacyEvent, or an online Trace (cumulative epsilon per round).
 
-Every function takes ``summary`` rows as made by :func:`summarize` (or draws from raw rows with
-it), writes a PNG and returns its path. :func:`pyplot` raises a one-line
-:class:`~dpsubmod.experiments.results.MissingDependencyError` when matplotlib is absent;
-:func:`optional_pyplot` returns ``None`` instead, for callers that skip figures.
+Every plotting function draws into ``ax`` when given (so it fits a grid of subplots), else
+into a new ``pyplot`` figure, and returns the :class:`matplotlib.figure.Figure`. None of them
+changes the matplotlib backend or writes a file: save with ``fig.savefig(path)`` or
+:func:`save_figure`. Programs that only write files (the command line) draw into a
+:func:`figure`, which pyplot does not manage, so nothing is left open. Without matplotlib,
+:func:`pyplot` and :func:`figure` raise a one-line
+:class:`~dpsubmod.experiments.results.MissingDependencyError`.
+
+Example
+-------
+>>> from dpsubmod.experiments.plots import plot_metric_vs_epsilon, summarize
+>>> rows = [{"method": "private_greedy", "epsilon": e, "T": None, "seed": s,
+...          "utility": 1 - 0.5 / (e * (s + 1))} for e in (0.5, 2.0) for s in range(3)]
+>>> fig = plot_metric_vs_epsilon(summarize(rows, "utility"), ax=figure().subplots())
+>>> fig.axes[0].get_xlabel()
+'privacy budget epsilon (total)'
 """
 
 from __future__ import annotations
@@ -24,32 +36,71 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ValidationError
 from .results import MissingDependencyError
 
-__all__ = ["save_figure", "pyplot", "optional_pyplot", "summarize", "plot_metric_vs_epsilon",
-           "plot_regret_vs_T", "plot_privacy_per_step", "privacy_steps"]
+__all__ = ["save_figure", "pyplot", "figure", "optional_figure", "axes_of", "axes_row",
+           "summarize", "plot_metric_vs_epsilon", "plot_regret_vs_T", "plot_privacy_per_step",
+           "privacy_steps"]
+
+_MISSING = "Plots need matplotlib, which is not installed: pip install 'dpsubmod[plot]'."
 
 
 def pyplot() -> Any:
-    """``matplotlib.pyplot`` on the non-interactive Agg backend, or a clear error."""
+    """``matplotlib.pyplot`` on whatever backend the user has, or a clear error."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependencyError(
-            "Plots need matplotlib, which is not installed: pip install 'dpsubmod[plot]'."
-        ) from None
+        raise MissingDependencyError(_MISSING) from None
     return plt
 
 
-def optional_pyplot() -> Any:
-    """``matplotlib.pyplot`` (Agg), or ``None`` when matplotlib is not installed."""
+def figure(figsize: tuple[float, float] = (7.5, 4.5)) -> Any:
+    """A new :class:`matplotlib.figure.Figure` that pyplot does not manage.
+
+    For programs that draw only to save: it needs no display and no backend, and is freed
+    when dropped (nothing to close). Draw with ``figure().subplots()``.
+    """
     try:
-        return pyplot()
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise MissingDependencyError(_MISSING) from None
+    return Figure(figsize=figsize)
+
+
+def optional_figure(figsize: tuple[float, float] = (7.5, 4.5)) -> Any:
+    """:func:`figure`, or ``None`` when matplotlib is not installed."""
+    try:
+        return figure(figsize)
     except MissingDependencyError:
         return None
+
+
+def axes_of(ax: Any, figsize: tuple[float, float]) -> tuple[Any, Any]:
+    """``(figure, axes)`` to draw into: those of ``ax``, or a new pyplot figure's of size
+    ``figsize`` when ``ax`` is None."""
+    if ax is None:
+        return pyplot().subplots(figsize=figsize)
+    return ax.figure, ax
+
+
+def axes_row(axes: Any, n: int, figsize: tuple[float, float]) -> tuple[Any, list[Any]]:
+    """``(figure, list of n axes)`` to draw a row of panels into: ``axes`` (any sequence of
+    at least ``n`` Axes of one figure), or a new pyplot figure's row of ``n`` panels."""
+    if axes is None:
+        fig, grid = pyplot().subplots(1, n, figsize=figsize, squeeze=False)
+        return fig, list(grid[0])
+    axes = list(np.ravel(axes))
+    if len(axes) < n:
+        raise ValidationError(f"The 'axes' argument needs {n} Axes, one per panel; got "
+                              f"{len(axes)}.")
+    return axes[0].figure, axes[:n]
+
+
+def _colors() -> list[str]:
+    import matplotlib
+
+    return matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
 
 
 def summarize(rows: Sequence[Mapping[str, Any]], metric: str, *,
@@ -87,18 +138,21 @@ def _band_label(band: str) -> str:
     return "bands: mean +/- sd over seeds" if band == "sd" else "bands: 10%-90% over seeds"
 
 
-def save_figure(fig: Any, path: str | Path, plt: Any, *, dpi: int = 130,
+def save_figure(fig: Any, path: str | Path, *, dpi: int = 130,
                 tight_bbox: bool = True) -> Path:
-    """Lay out, write (creating the folder) and close a figure; returns the path written."""
+    """Lay out and write a figure (creating the folder); returns the path written.
+
+    The figure stays open: close a pyplot figure with ``plt.close(fig)`` when done (a
+    :func:`figure` needs no closing).
+    """
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight_bbox else None)
-    plt.close(fig)
     return path
 
 
-def _finish(fig: Any, ax: Any, path: str | Path, plt: Any, *, legend_outside: bool) -> Path:
+def _finish(fig: Any, ax: Any, *, legend_outside: bool) -> Any:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         if legend_outside:
@@ -107,12 +161,12 @@ def _finish(fig: Any, ax: Any, path: str | Path, plt: Any, *, legend_outside: bo
         else:
             ax.legend(fontsize=8)
     ax.grid(True, which="major", alpha=0.3)
-    return save_figure(fig, path, plt)
+    return fig
 
 
-def plot_metric_vs_epsilon(summary: Sequence[Mapping[str, Any]], path: str | Path, *,
+def plot_metric_vs_epsilon(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
                            ylabel: str = "utility", title: str = "", band: str = "sd",
-                           log_y: bool = False) -> Path:
+                           log_y: bool = False) -> Any:
     """A metric against epsilon with spread bands, one line per method.
 
     Parameters
@@ -121,16 +175,24 @@ def plot_metric_vs_epsilon(summary: Sequence[Mapping[str, Any]], path: str | Pat
         Rows of :func:`summarize` grouped by at least ``method`` and ``epsilon`` (rows with
         several ``T`` values: pass only the rows of one horizon). Rows with ``epsilon=None``
         (non-private methods) are drawn as horizontal lines with their band.
-    path : str or Path
-        PNG to write.
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new pyplot figure.
+    ylabel, title : str
+        Axis label and title.
     band : {"sd", "quantile"}, default="sd"
         Mean +/- standard deviation, or the 10%-90% quantile band with the median line.
+    log_y : bool, default=False
+        A logarithmic y axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure of ``ax``.
     """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    fig, ax = axes_of(ax, (7.5, 4.5))
     center = "mean" if band == "sd" else "median"
     methods = list(dict.fromkeys(s["method"] for s in summary))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = _colors()
     private_eps = sorted({s["epsilon"] for s in summary if s["epsilon"] is not None})
     for i, method in enumerate(methods):
         color = colors[i % len(colors)]
@@ -161,12 +223,12 @@ def plot_metric_vs_epsilon(summary: Sequence[Mapping[str, Any]], path: str | Pat
     ax.set_xlabel("privacy budget epsilon (total)")
     ax.set_ylabel(ylabel)
     ax.set_title(title + ("\n" if title else "") + _band_label(band), fontsize=10)
-    return _finish(fig, ax, path, plt, legend_outside=len(methods) > 3)
+    return _finish(fig, ax, legend_outside=len(methods) > 3)
 
 
-def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], path: str | Path, *,
+def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
                      slopes: Mapping[str, float] | None = None, ylabel: str = "regret",
-                     title: str = "", band: str = "sd") -> Path:
+                     title: str = "", band: str = "sd") -> Any:
     """Regret against the horizon on log-log axes, with the theorem's slope as a reference.
 
     Parameters
@@ -174,18 +236,26 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], path: str | Path, *,
     summary : sequence of dict
         Rows of :func:`summarize` grouped by ``method``, ``epsilon`` and ``T``; one line per
         (method, epsilon).
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new pyplot figure.
     slopes : dict, optional
         Method name to the exponent ``a`` of its regret bound ``O(T^a)``; a dashed line of that
         slope is drawn through the method's first point, in its colour.
+    ylabel, title : str
+        Axis label and title.
     band : {"sd", "quantile"}
         As in :func:`plot_metric_vs_epsilon`; the band is clipped to positive values (log axis).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure of ``ax``.
     """
-    plt = pyplot()
     slopes = dict(slopes or {})
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = axes_of(ax, (7.5, 4.8))
     center = "mean" if band == "sd" else "median"
     lines = list(dict.fromkeys((s["method"], s["epsilon"]) for s in summary))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = _colors()
     drawn_slope: set[str] = set()
     all_T: set[float] = set()
     for i, (method, eps) in enumerate(lines):
@@ -226,7 +296,7 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], path: str | Path, *,
     ax.set_xlabel("horizon T (rounds)")
     ax.set_ylabel(ylabel)
     ax.set_title(title + ("\n" if title else "") + _band_label(band), fontsize=10)
-    return _finish(fig, ax, path, plt, legend_outside=True)
+    return _finish(fig, ax, legend_outside=True)
 
 
 def _frac(a: float) -> str:
@@ -260,18 +330,31 @@ def privacy_steps(source: Any) -> tuple[np.ndarray, str]:
     return np.asarray(steps), "per mechanism use"
 
 
-def plot_privacy_per_step(source: Any, path: str | Path, *, title: str = "") -> Path:
+def plot_privacy_per_step(source: Any, *, ax: Any = None, title: str = "") -> Any:
     """The privacy budget spent per step (bars) and its running sum (line, right axis).
 
     The running sum is basic composition; when ``source`` carries a composed total (a Result's
     or a PrivacyReport's ``epsilon``), it is drawn as a dashed line labelled with the rule.
+
+    Parameters
+    ----------
+    source : Result, PrivacyReport, Ledger, sequence of PrivacyEvent or Trace
+        See :func:`privacy_steps`.
+    ax : matplotlib Axes, optional
+        Where to draw the bars (the running sum goes on a twin axis); default: a new pyplot
+        figure.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure of ``ax``.
     """
-    plt = pyplot()
+    fig, ax = axes_of(ax, (7.5, 4.6))
     from matplotlib.ticker import MaxNLocator
 
     steps, what = privacy_steps(source)
     report = source.privacy if hasattr(source, "selection") else source
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
     x = np.arange(1, steps.size + 1)
     finite = np.isfinite(steps)
     ax.bar(x[finite], steps[finite], color="tab:blue", alpha=0.6,
@@ -309,4 +392,4 @@ def plot_privacy_per_step(source: Any, path: str | Path, *, title: str = "") -> 
     ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
               ncol=2 if len(l1 + l2) > 2 else len(l1 + l2), frameon=False)
     ax.set_title(title or "privacy budget spent per step", fontsize=10)
-    return save_figure(fig, path, plt)
+    return fig

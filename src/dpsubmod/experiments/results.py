@@ -61,7 +61,7 @@ def _pyarrow() -> Any:
     except ImportError:
         raise MissingDependencyError(
             "Writing or reading Parquet needs pyarrow, which is not installed. Install it "
-            "(pip install pyarrow) or write CSV (a path ending in .csv)."
+            "(pip install 'dpsubmod[parquet]') or write CSV (a path ending in .csv)."
         ) from None
     return pyarrow
 

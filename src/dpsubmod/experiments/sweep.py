@@ -12,7 +12,7 @@ serially, in worker processes, or on a cluster. The private data set (offline) i
 Backends of :func:`run_sweep`:
 
 * serial (default);
-* ``workers=N``: ``N`` local processes (joblib, the ``[distributed]`` extra);
+* ``workers=N``: ``N`` local processes (joblib, the ``[parallel]`` extra);
 * ``scheduler=ADDRESS``: an existing Dask cluster (``dask.distributed``; an address such as
   ``"tcp://10.0.0.5:8786"``, a ``Client``, or a ``LocalCluster``), one future per cell.
 
@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from .config import ConfigError, SweepConfig, load_config
 from .plots import summarize
@@ -247,7 +248,7 @@ def _joblib(config: SweepConfig, keys: Sequence[CellKey], workers: int
     except ImportError:
         raise MissingDependencyError(
             "workers=N runs cells in local processes with joblib, which is not installed: "
-            "pip install 'dpsubmod[distributed]' (or run serially)."
+            "pip install 'dpsubmod[parallel]' (or run serially)."
         ) from None
     par = Parallel(n_jobs=workers, return_as="generator_unordered")
     yield from par(delayed(run_cell)(config, key) for key in keys)
@@ -274,37 +275,6 @@ def _dask(config: SweepConfig, keys: Sequence[CellKey], scheduler: Any
             fut.cancel()
         if own:
             client.close()
-
-
-class _Progress:
-    """tqdm when installed, else a counter on stderr (at most every half second)."""
-
-    def __init__(self, total: int, label: str):
-        self.total, self.done, self._last = total, 0, 0.0
-        self.label = label
-        try:
-            from tqdm import tqdm
-
-            self._bar: Any = tqdm(total=total, desc=label, unit="cell")
-        except ImportError:
-            self._bar = None
-
-    def update(self) -> None:
-        self.done += 1
-        if self._bar is not None:
-            self._bar.update(1)
-            return
-        now = time.monotonic()
-        if now - self._last >= 0.5 or self.done == self.total:
-            self._last = now
-            print(f"\r{self.label}: {self.done}/{self.total} cells", end="", file=sys.stderr,
-                  flush=True)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-        elif self.total:
-            print(file=sys.stderr)
 
 
 # =============================================================================================
@@ -365,8 +335,7 @@ def run_sweep(config: SweepConfig | str | os.PathLike[str], *,
     scheduler : str, distributed.Client or distributed.LocalCluster, optional
         Run cells on this Dask cluster, one future per cell.
     progress : bool, optional
-        Show a progress bar (tqdm if installed, else a counter on stderr). Default: on when
-        stderr is a terminal and more than 20 cells are to run.
+        Show a progress bar of the cells on stderr. Default: on when stderr is a terminal.
     max_cells : int, optional
         Run at most this many of the missing cells (in plan order) and stop; the next call
         resumes. Useful to split a long sweep into sessions.
@@ -404,8 +373,8 @@ def run_sweep(config: SweepConfig | str | os.PathLike[str], *,
     if max_cells is not None:
         todo = todo[:max(0, int(max_cells))]
     if progress is None:
-        progress = sys.stderr.isatty() and len(todo) > 20
-    bar = _Progress(len(todo), config.name) if progress and todo else None
+        progress = sys.stderr.isatty()
+    bar = tqdm(total=len(todo), desc=config.name, unit="cell", disable=not (progress and todo))
     if scheduler is not None:
         results: Iterable[dict[str, Any]] = _dask(config, todo, scheduler)
     elif workers is not None and workers > 1:
@@ -419,11 +388,9 @@ def run_sweep(config: SweepConfig | str | os.PathLike[str], *,
             if store is not None:
                 store.append(row)
             ran += 1
-            if bar is not None:
-                bar.update()
+            bar.update()
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
         if store is not None:
             store.close()
     rows = [done[k] for k in keys if k in done]
@@ -439,20 +406,27 @@ def load_results(config: SweepConfig, path: str | os.PathLike[str]) -> list[dict
 
 def make_plots(result: SweepResult, directory: str | os.PathLike[str], stem: str, *,
                band: str = "sd") -> list[Path]:
-    """The sweep's figures, written into ``directory`` as ``<stem>_*.png``.
+    """Write the sweep's figures into ``directory`` as ``<stem>_*.png``; returns their paths.
 
     Offline: utility against epsilon. Online: regret against T on log-log axes with each
     learner's theorem slope (:data:`~dpsubmod.experiments.problems.LEARNERS`), when there are
     several horizons, and regret against epsilon at the largest T, when there are several
     budgets. Both: the privacy budget spent per step by one private cell
-    (:func:`example_release`).
+    (:func:`example_release`). To draw one of them in a notebook instead, call the function of
+    :mod:`dpsubmod.experiments.plots` on ``result.summary()``.
 
     Raises
     ------
     MissingDependencyError
         When matplotlib is not installed.
     """
-    from .plots import plot_metric_vs_epsilon, plot_privacy_per_step, plot_regret_vs_T
+    from .plots import (
+        figure,
+        plot_metric_vs_epsilon,
+        plot_privacy_per_step,
+        plot_regret_vs_T,
+        save_figure,
+    )
 
     cfg = result.config
     d = Path(directory)
@@ -460,26 +434,30 @@ def make_plots(result: SweepResult, directory: str | os.PathLike[str], stem: str
     summ = result.summary()
     if cfg.problem == "offline":
         title = f"{cfg.name}: {cfg.spec['kind']}, k={cfg.k}"
-        made.append(plot_metric_vs_epsilon(summ, d / f"{stem}_utility_vs_epsilon.png",
-                                           ylabel="utility / non-private greedy", title=title,
-                                           band=band))
+        fig = plot_metric_vs_epsilon(summ, ax=figure((7.5, 4.5)).subplots(),
+                                     ylabel="utility / non-private greedy", title=title,
+                                     band=band)
+        made.append(save_figure(fig, d / f"{stem}_utility_vs_epsilon.png"))
     else:
         sense = "(1 - 1/e)-regret" if cfg.sense == "max" else "regret"
         title = f"{cfg.name}: stream {cfg.spec['kind']}"
         if len(cfg.Ts) >= 2:
             slopes = {m: LEARNERS[m].slope for m in cfg.methods}
-            made.append(plot_regret_vs_T(summ, d / f"{stem}_regret_vs_T.png", slopes=slopes,
-                                         ylabel=f"expected {sense}", title=title, band=band))
+            fig = plot_regret_vs_T(summ, ax=figure((7.5, 4.8)).subplots(), slopes=slopes,
+                                   ylabel=f"expected {sense}", title=title, band=band)
+            made.append(save_figure(fig, d / f"{stem}_regret_vs_T.png"))
         if len(cfg.epsilons) >= 2:
             T = cfg.Ts[-1]
             rows = [s for s in summ if s["T"] == T]
-            made.append(plot_metric_vs_epsilon(rows, d / f"{stem}_regret_vs_epsilon.png",
-                                               ylabel=f"expected {sense} at T={T}",
-                                               title=title, band=band))
+            fig = plot_metric_vs_epsilon(rows, ax=figure((7.5, 4.5)).subplots(),
+                                         ylabel=f"expected {sense} at T={T}", title=title,
+                                         band=band)
+            made.append(save_figure(fig, d / f"{stem}_regret_vs_epsilon.png"))
     example = example_release(cfg)
     if example is not None:
         (method, eps, T, seed), out = example
         where = f"{method}, eps={eps:g}" + ("" if T is None else f", T={T}") + f", seed {seed}"
-        made.append(plot_privacy_per_step(out, d / f"{stem}_privacy_per_step.png",
-                                          title=f"privacy budget per step: {where}"))
+        fig = plot_privacy_per_step(out, ax=figure((7.5, 4.6)).subplots(),
+                                    title=f"privacy budget per step: {where}")
+        made.append(save_figure(fig, d / f"{stem}_privacy_per_step.png"))
     return made

@@ -1,0 +1,8 @@
+"""``python -m dpsubmod``: the ``dpsubmod`` command."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
