@@ -18,6 +18,8 @@ __all__ = [
     "BudgetExceededError",
     "BudgetFileError",
     "StreamLengthError",
+    "MissingDependencyError",
+    "PrivacyMapError",
 ]
 
 
@@ -56,3 +58,13 @@ class BudgetFileError(ValidationError):
 
 class StreamLengthError(ValidationError):
     """A continual-release stream received more items than its declared horizon."""
+
+
+class MissingDependencyError(DPSubmodError, ImportError):
+    """An optional dependency a feature needs is missing or too old; the message gives the
+    install command. Raised before anything is charged or drawn."""
+
+
+class PrivacyMapError(DPSubmodError, RuntimeError):
+    """A measurement's own privacy map states a larger cost than dpsubmod charges for it; the
+    measurement was refused before any noise was drawn."""

@@ -187,6 +187,43 @@ def test_grid_rounding_moves_neighbours_by_at_most_ceil_sensitivity(x, d, u, k):
     assert abs(Fraction(x) - n1 * g) <= g / 2
 
 
+EDGE_FLOATS = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+               -0.49999999999999994, 0.5000000000000001, -0.5000000000000001, 2.0 ** 52 - 0.5,
+               -(2.0 ** 52) + 0.5, 2.0 ** 52 + 1, 2.0 ** 61, -(2.0 ** 61), 5e-324, -5e-324,
+               1e-310, 1e300, -1e300, 2.0 ** -1074 * 3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(xs=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False),
+                             st.sampled_from(EDGE_FLOATS)), min_size=1, max_size=20),
+       k=st.integers(-1074, 60))
+def test_vectorised_grid_rounding_equals_exact_rational_rounding(xs, k):
+    """floor(x / g + 1/2) in vectorised floating point (when it claims exactness) and in
+    rational arithmetic agree, including halves, subnormals, and values near 2**52 and 2**62."""
+    from dpsubmod.privacy.exact import UNIT_LIMIT, grid_units, grid_units_int64
+
+    g = Fraction(2) ** k
+    want = [math.floor(Fraction(x) / g + Fraction(1, 2)) for x in xs]
+    fast = grid_units_int64(np.array(xs), g)
+    if fast is not None:
+        assert fast.tolist() == want
+        assert all(abs(n) < UNIT_LIMIT for n in want)
+    assert grid_units(np.array(xs), g) == want
+
+
+def test_grid_rounding_refuses_what_int64_cannot_hold():
+    from dpsubmod.privacy.exact import grid_units, grid_units_int64, units_to_float
+
+    assert grid_units_int64(np.array([2.0 ** 62]), Fraction(1)) is None
+    assert grid_units_int64(np.array([1e300]), Fraction(1, 2 ** 20)) is None
+    # x / g would underflow: the exact rational path takes over
+    assert grid_units_int64(np.array([5e-324]), Fraction(2)) is None
+    assert grid_units(np.array([5e-324, 3.0]), Fraction(2)) == [0, 2]
+    n = grid_units_int64(np.array([0.3, -7.25]), Fraction(1, 8))
+    assert n.tolist() == [2, -58]
+    assert units_to_float(n, Fraction(1, 8)).tolist() == [0.25, -7.25]
+
+
 def test_secure_laplace_release_is_on_grid_with_discrete_laplace_noise():
     g = 2.0 ** -3
     be = B.SecureBackend(g, random_source=random.Random(6))
@@ -330,7 +367,7 @@ def test_resolve_backend():
     with pytest.raises(ValidationError, match="rng"):
         B.resolve_backend(be, 0)
     with pytest.raises(ValidationError, match="numpy"):
-        B.resolve_backend("opendp")
+        B.resolve_backend("pydp")
     with pytest.raises(ParameterTypeError, match="backend"):
         B.resolve_backend(3)
 

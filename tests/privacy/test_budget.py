@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import dpsubmod
 from dpsubmod.errors import BudgetExceededError, BudgetFileError, DPSubmodError, ValidationError
+from dpsubmod.online import FIDP, SubmodPFTAL
 from dpsubmod.privacy import Budget, FileBudget, PrivacyEvent
 from dpsubmod.privacy.composition import split_budget
 from dpsubmod.privacy.filters import filter_level
@@ -376,7 +377,20 @@ CALLS = {
         _tiny_objective(), 2, "private_greedy", epsilon=e, delta=d, budget=b, rng=r),
     "dpcg": lambda e, d, b, r: dpsubmod.maximize(
         _tiny_objective(), 2, "dpcg", epsilon=e, delta=d, budget=b, rng=r),
+    "SubmodPFTAL": lambda e, d, b, r: _play(SubmodPFTAL(3, T=6, M=1.0, epsilon=e, budget=b,
+                                                        rng=r)),
+    "FIDP": lambda e, d, b, r: _play(FIDP(4, 6, 2, epsilon=e, delta=1e-9, budget=b, rng=r)),
 }
+
+
+def _play(learner):
+    """Play a few rounds of a full-information stream (the charge came at construction)."""
+    from dpsubmod.functions import Modular
+
+    for t in range(3):
+        learner.select()
+        learner.update(Modular(np.linspace(-1.0, 1.0, learner.n) * (-1) ** t))
+    return learner
 
 
 @settings(max_examples=60, deadline=None)

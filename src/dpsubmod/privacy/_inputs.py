@@ -193,7 +193,9 @@ def _mul_up(a: float, b: float) -> float:
     return p if _le_product(a, b, p) else math.nextafter(p, math.inf)
 
 
-def _note(backend: NoiseBackend, sensitivity: float, dim: int, **params: float) -> str:
-    parts = [f"backend={backend.label(sensitivity, dim=dim)}", f"sensitivity={sensitivity!r}"]
+def _note(backend: NoiseBackend, sensitivity: float, dim: int, engine: str | None = None,
+          **params: float) -> str:
+    parts = [f"backend={backend.label(sensitivity, dim=dim, engine=engine)}",
+             f"sensitivity={sensitivity!r}"]
     parts += [f"{k}={v!r}" for k, v in params.items()]
     return "; ".join(parts)

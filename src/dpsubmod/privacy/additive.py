@@ -15,6 +15,7 @@ from ..errors import ValidationError
 from ._inputs import (
     _charge,
     _check_budget,
+    _div_down,
     _div_up,
     _epsilon,
     _noise_parameter,
@@ -23,7 +24,7 @@ from ._inputs import (
     _sensitivity,
     _values,
 )
-from .backends import NoiseBackend, resolve_backend
+from .backends import NoiseBackend, NumpyBackend, resolve_backend
 from .calibration import (
     _GAUSSIAN_CALIBRATIONS,
     _gaussian_delta_param,
@@ -36,6 +37,11 @@ from .events import PrivacyEvent
 __all__ = ["laplace", "gaussian", "l2_laplace"]
 
 Backend = str | NoiseBackend | None
+
+
+def _exact_law(backend: NoiseBackend) -> bool:
+    """Whether the release's noise is exactly the continuous law the PLD accountant models."""
+    return isinstance(backend, NumpyBackend)
 
 
 def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
@@ -94,9 +100,11 @@ def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     d = x.size
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l1", dim=d), eps),
                              "noise scale", caller)
+    draw = be.prepare_laplace(x, scale, sensitivity=sens, epsilon=eps)
+    law = ("laplace", _div_down(scale, sens)) if _exact_law(be) and d == 1 else None
     _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0,
-                                 note=_note(be, sens, d, scale=scale)))
-    out = be.add_laplace(x, scale, sensitivity=sens)
+                                 note=_note(be, sens, d, draw.engine, scale=scale), law=law))
+    out = draw()
     return float(out.reshape(())) if scalar else out
 
 
@@ -182,9 +190,10 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
     eff = be.effective_sensitivity(sens, kind="l2", dim=d)
     if rho is not None:
         sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller)
+        charged_rho = r
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", math.inf, 0.0, rho=r,
-                                note=_note(be, sens, d, sigma=sigma))
+                                note=_note(be, sens, d, draw.engine, sigma=sigma), law=law)
     else:
         calib = calibration or ("zcdp" if be.discrete else "analytic")
         if be.discrete and calib != "zcdp":
@@ -199,11 +208,15 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
             )
         sigma = _noise_parameter(gaussian_sigma(sensitivity=eff, epsilon=eps, delta=dlt,
                                                 calibration=calib), "noise scale", caller)
+        charged_rho = gaussian_rho(sigma, eff)
         def event() -> PrivacyEvent:
-            return PrivacyEvent("gaussian", eps, dlt, rho=gaussian_rho(sigma, eff),
-                                note=_note(be, sens, d, sigma=sigma) + f"; calibration={calib}")
+            return PrivacyEvent("gaussian", eps, dlt, rho=charged_rho,
+                                note=_note(be, sens, d, draw.engine, sigma=sigma)
+                                + f"; calibration={calib}", law=law)
+    draw = be.prepare_gaussian(x, sigma, sensitivity=sens, rho=charged_rho)
+    law = ("gaussian", _div_down(sigma, eff)) if _exact_law(be) else None
     _charge(budget, caller, event)
-    out = be.add_gaussian(x, sigma, sensitivity=sens)
+    out = draw()
     return float(out.reshape(())) if scalar else out
 
 

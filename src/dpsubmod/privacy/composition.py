@@ -23,8 +23,17 @@ Composition rules (``composition=``)
     The rhos add (Bun & Steinke 2016): Gaussian ``Delta^2 / (2 sigma^2)``, exponential mechanism
     ``eps^2 / 8`` (Cesar & Rogers 2021), pure ``eps^2 / 2``; converted to ``(eps, delta)`` by
     Canonne, Kamath & Steinke 2020, Proposition 12.
+``"pld"``
+    Privacy loss distributions composed numerically by Google's dp-accounting
+    (:mod:`~dpsubmod.privacy.pld`): each event by its own Laplace or Gaussian law when it states
+    one (``PrivacyEvent.law``), else by the dominating pair of its ``(epsilon, delta)``; a
+    pessimistic (upper) bound within about 1e-4 of the exact composition. Tighter than every
+    closed form on Laplace and Gaussian releases; on pure events with no law it equals optimal
+    (KOV) composition. Needs the ``[pld]`` extra; it is never part of ``"auto"``, so results do
+    not depend on which optional packages are installed.
 ``"auto"``
-    The tightest of the rules above that applies at the requested delta.
+    The tightest of the closed-form rules above (all but ``"pld"``) that applies at the
+    requested delta.
 
 Every rule other than ``"basic"`` is capped by basic composition whenever basic composition meets
 the requested delta (both statements hold, so the smaller epsilon is valid).
@@ -43,6 +52,7 @@ from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
 from .kov import drift, kov_epsilon_rr, kov_rr_target
+from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
 
 __all__ = ["COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",
@@ -55,6 +65,7 @@ COMPOSITIONS: dict[str, str] = {
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan 2010)",
     "kov": "optimal composition (Kairouz, Oh & Viswanath 2015)",
     "zcdp": "zCDP composition (Bun & Steinke 2016) converted by Canonne, Kamath & Steinke 2020",
+    "pld": "privacy loss distribution composition (dp-accounting; Doroshenko et al. 2022)",
     "auto": "the tightest valid composition",
 }
 _RULE_NAMES = ("basic", "advanced", "kov", "zcdp")
@@ -91,6 +102,7 @@ class _Summary:
     eps_max: float
     delta_max: float
     rho: float | None
+    events: tuple[PrivacyEvent, ...] = ()
 
     @classmethod
     def of(cls, events: Iterable[PrivacyEvent]) -> _Summary:
@@ -110,6 +122,7 @@ class _Summary:
             eps_max=max(eps),
             delta_max=max(e.delta for e in ev),
             rho=rho,
+            events=tuple(ev),
         )
 
 
@@ -168,8 +181,17 @@ def _zcdp(s: _Summary, target: float) -> tuple[float, float]:
     return zcdp_to_dp(s.rho, target), target
 
 
-_RULES = {"basic": _basic, "advanced": _advanced, "kov": _kov, "zcdp": _zcdp}
-_ORDER = {"basic": 0, "kov": 1, "advanced": 2, "zcdp": 3}
+def _pld(s: _Summary, target: float) -> tuple[float, float]:
+    if s.uses == 0:
+        return 0.0, target
+    try:
+        return pld_epsilon(s.events, target), target
+    except PLDNotApplicable as exc:
+        raise _NotApplicable(str(exc)) from None
+
+
+_RULES = {"basic": _basic, "advanced": _advanced, "kov": _kov, "zcdp": _zcdp, "pld": _pld}
+_ORDER = {"basic": 0, "kov": 1, "advanced": 2, "zcdp": 3, "pld": 4}
 
 
 def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
@@ -182,7 +204,7 @@ def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
     delta : float or None, default=None
         Target total delta in ``[0, 1)``; ``None`` means the sum of the events' own deltas (so
         only basic composition applies, with no slack).
-    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+    composition : {"auto", "basic", "advanced", "kov", "zcdp", "pld"}, default="auto"
         See the module docstring.
     caller : str
         Named in error messages.
@@ -195,6 +217,8 @@ def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
     ------
     ValidationError
         When the rule does not apply at ``delta``.
+    MissingDependencyError
+        For ``"pld"`` without dp-accounting (the ``[pld]`` extra).
     """
     s = _Summary.of(events)
     target = s.delta_sum if delta is None else check_delta(delta, caller=caller)
@@ -239,7 +263,7 @@ def compose_epsilon(epsilon: float, k: int, delta: float = 0.0, *, composition: 
         Number of uses ``>= 1``.
     delta : float, default=0.0
         Total delta of the statement (the events are pure, so all of it is slack).
-    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+    composition : {"auto", "basic", "advanced", "kov", "zcdp", "pld"}, default="auto"
     bounded_range : bool, default=False
         The uses are exponential mechanisms (``epsilon``-bounded range), whose zCDP cost is
         ``epsilon^2 / 8`` instead of ``epsilon^2 / 2``.
@@ -311,7 +335,10 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
         The call's total delta in ``[0, 1)``.
     steps : int
         Number of steps ``>= 1``.
-    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+    composition : {"auto", "basic", "advanced", "kov", "zcdp", "pld"}, default="auto"
+        ``"pld"`` inverts dp-accounting's composition (a few seconds: each evaluation
+        convolves ``steps`` distributions); the pure steps have no noise law, so it matches
+        ``"kov"`` up to dp-accounting's discretisation.
     bounded_range : bool, default=False
         The steps are exponential mechanisms (zCDP cost ``epsilon^2 / 8``).
     caller : str

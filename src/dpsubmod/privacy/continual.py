@@ -244,11 +244,25 @@ class TreeAggregator:
         self._backend = backend
         self._scale = float(scale)
         self._node_var = float(node_var)
+        # On a grid backend the node noise is built and checked once, before anything is
+        # charged: on OpenDP, L nodes' privacy maps at the node sensitivity must fit the charge.
+        self._node = None
+        if backend.discrete and self.noise_sampler is None and hasattr(backend, "node_noise"):
+            self._node = backend.node_noise(
+                self.noise, float(scale), sensitivity=sens, dim=d, uses=L,
+                epsilon=eps if self.noise == "laplace" else None,
+                rho=rho if self.noise == "gaussian" else None)
         note = self._note(norm, backend)
+        # The whole stream is one Gaussian mechanism of l2 sensitivity sqrt(L) Delta over the
+        # nodes (Honaker's estimator is post-processing), which the PLD accountant can use.
+        law = None
+        if self.noise == "gaussian" and not backend.discrete:
+            # rounded down by far more than the few rounding errors of the quotient
+            law = ("gaussian", self._scale / (math.sqrt(L) * eff) * (1.0 - 1e-12))
         if eps is None:
-            event = PrivacyEvent.zcdp_only("tree_aggregation", rho, note=note)
+            event = PrivacyEvent("tree_aggregation", math.inf, 0.0, rho, 1, note, law)
         else:
-            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note)
+            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note, law)
         self._event = event
         # Honaker weight on a node's own noisy value at each height (the rest goes to the sum
         # of its children's estimates): w_h = r_h with r_h the variance ratio 2^h / (2^(h+1)-1).
@@ -298,10 +312,11 @@ class TreeAggregator:
         return eps, 0.0, None
 
     def _note(self, norm: str, backend: NoiseBackend) -> str:
+        engine = None if self._node is None else self._node.engine
         return (f"binary mechanism, T={self._T}, levels={self._L}, node noise {self.noise} "
                 f"(scale {self._scale:.6g}), per-step {norm} sensitivity={self._sens:g}"
                 f"{', Honaker estimator' if self.honaker else ''}, "
-                f"backend={backend.label(self._sens, dim=self._d)}")
+                f"backend={backend.label(self._sens, dim=self._d, engine=engine)}")
 
     # -- public state -----------------------------------------------------------------------
     @property
@@ -420,6 +435,8 @@ class TreeAggregator:
                 g = float(b.grid(self._sens, self._d))
                 return np.array(exact, dtype=float) * g + np.asarray(
                     self.noise_sampler(level, index), dtype=float).reshape(self._d)
+            if self._node is not None:
+                return self._node(exact)
             if self.noise == "laplace":
                 return b.add_laplace_units(exact, self._scale, sensitivity=self._sens,
                                            dim=self._d)

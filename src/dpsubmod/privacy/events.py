@@ -10,9 +10,12 @@ import math
 from dataclasses import dataclass
 
 from .._validation import check_delta, check_int, check_real
-from ..errors import ParameterTypeError
+from ..errors import ParameterTypeError, ValidationError
 
-__all__ = ["PrivacyEvent", "rho_pure", "rho_exponential"]
+__all__ = ["PrivacyEvent", "rho_pure", "rho_exponential", "LAWS"]
+
+#: Noise laws an event may carry for the PLD accountant (see ``PrivacyEvent.law``).
+LAWS = ("laplace", "gaussian")
 
 
 def check_epsilon_finite(value: object, name: str = "epsilon", *,
@@ -59,11 +62,22 @@ class PrivacyEvent:
         Number of identical uses (self-composition).
     note : str, default=""
         Free text (the sensitivity and scale used, the step).
+    law : (str, float) or None, default=None
+        The exact noise law behind the guarantee, which the PLD accountant
+        (``composition="pld"``) composes instead of the generic ``(epsilon, delta)`` pair:
+        ``("laplace", b / Delta)`` for continuous Laplace noise of scale ``b`` on a scalar query
+        of sensitivity ``Delta``, or ``("gaussian", sigma / Delta)`` for continuous Gaussian
+        noise on a query of l2 sensitivity ``Delta`` (any dimension: the Gaussian is rotation
+        invariant). The numpy backend's mechanisms set it; grid releases (discrete noise) and
+        unknown mechanisms leave it ``None``. It must not claim less than ``epsilon`` and
+        ``rho`` state (a Laplace law's ``Delta / b`` at most ``epsilon``, a Gaussian law's
+        ``Delta^2 / (2 sigma^2)`` at most the zCDP cost).
 
     Raises
     ------
     ValidationError, ParameterTypeError
-        On a negative epsilon or rho, a delta outside ``[0, 1)``, or a count below 1.
+        On a negative epsilon or rho, a delta outside ``[0, 1)``, a count below 1, or a law
+        that is malformed or claims more privacy than the event's own parameters.
     """
 
     mechanism: str
@@ -72,6 +86,7 @@ class PrivacyEvent:
     rho: float | None = None
     count: int = 1
     note: str = ""
+    law: tuple[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str):
@@ -87,6 +102,37 @@ class PrivacyEvent:
         object.__setattr__(self, "delta", dlt)
         object.__setattr__(self, "rho", rho)
         object.__setattr__(self, "count", cnt)
+        if self.law is not None:
+            object.__setattr__(self, "law", self._check_law(self.law))
+
+    def _check_law(self, law: object) -> tuple[str, float]:
+        try:
+            name, ratio = law  # type: ignore[misc]
+        except (TypeError, ValueError):
+            raise ParameterTypeError(
+                "The 'law' field of PrivacyEvent must be a pair (name, noise / sensitivity) or "
+                f"None; got {law!r}."
+            ) from None
+        if name not in LAWS:
+            raise ValidationError(
+                f"The 'law' field of PrivacyEvent must name one of {list(LAWS)}; got {name!r}."
+            )
+        r = check_real(ratio, "law[1]", low=0.0, low_open=True, high=math.inf, high_open=True,
+                       caller="PrivacyEvent")
+        # The law may only sharpen the stated guarantee, never contradict it.
+        tol = 1.0 + 1e-9
+        if name == "laplace" and not 1.0 / r <= self.epsilon * tol:
+            raise ValidationError(
+                f"PrivacyEvent: a Laplace law with noise/sensitivity {r!r} is "
+                f"{1.0 / r!r}-DP, more than the event's epsilon {self.epsilon!r}."
+            )
+        z = self.zcdp
+        if name == "gaussian" and z is not None and not 0.5 / (r * r) <= z * tol:
+            raise ValidationError(
+                f"PrivacyEvent: a Gaussian law with noise/sensitivity {r!r} costs rho "
+                f"{0.5 / (r * r)!r}, more than the event's {z!r}."
+            )
+        return str(name), r
 
     @property
     def zcdp(self) -> float | None:
@@ -123,6 +169,9 @@ class PrivacyEvent:
 
     def as_dict(self) -> dict:
         """The event as a JSON-ready dict (``inf`` written as the string ``"inf"``)."""
-        return {"mechanism": self.mechanism,
-                "epsilon": self.epsilon if math.isfinite(self.epsilon) else "inf",
-                "delta": self.delta, "rho": self.rho, "count": self.count, "note": self.note}
+        out = {"mechanism": self.mechanism,
+               "epsilon": self.epsilon if math.isfinite(self.epsilon) else "inf",
+               "delta": self.delta, "rho": self.rho, "count": self.count, "note": self.note}
+        if self.law is not None:
+            out["law"] = list(self.law)
+        return out

@@ -56,6 +56,9 @@ class PrivacyReport:
     simulation : bool
         The noise came from a seeded numpy generator: a reproducible simulation, not a private
         release (anyone who knows the seed can tell neighbouring data sets apart).
+    engine : str
+        The sampling engine behind the backend, with its version (``"opendp-0.16.0"``,
+        ``"python-dpsubmod-0.1.0"``, ``"numpy-2.1.0"``); empty when unknown.
     """
 
     epsilon: float
@@ -66,6 +69,7 @@ class PrivacyReport:
     rho: float | None = None
     neighbouring: str = ""
     simulation: bool = False
+    engine: str = ""
 
     @property
     def uses(self) -> int:
@@ -102,6 +106,8 @@ class PrivacyReport:
         if self.neighbouring:
             text += f"; neighbouring datasets: {self.neighbouring}"
         text += f"; noise backend: {self.backend}"
+        if self.engine and self.backend != "numpy" and self.engine not in self.backend:
+            text += f" (engine {self.engine})"
         if self.simulation:
             text += (" (a seeded simulation: reproducible, and NOT a private release, since "
                      "anyone who knows the seed can tell neighbouring data sets apart)")
@@ -118,7 +124,7 @@ class PrivacyReport:
         """The report as a JSON-ready dict."""
         return {"epsilon": self.epsilon, "delta": self.delta, "composition": self.composition,
                 "backend": self.backend, "rho": self.rho, "neighbouring": self.neighbouring,
-                "simulation": self.simulation, "statement": str(self),
+                "simulation": self.simulation, "engine": self.engine, "statement": str(self),
                 "events": [e.as_dict() for e in self.events]}
 
 

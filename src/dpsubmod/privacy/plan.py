@@ -21,11 +21,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import DPSubmodError
+from . import opendp_engine
+from ._noise_backend import NoiseBackend
+from .backends import NumpyBackend
 from .composition import compose
 from .events import PrivacyEvent
 from .ledger import RULE_TEXT, Ledger, PrivacyReport, as_events, charge
+from .secure import python_engine_name
 
-__all__ = ["PrivacyPlan", "Allowance", "PlanExceededError", "is_simulation"]
+__all__ = ["PrivacyPlan", "Allowance", "PlanExceededError", "is_simulation", "backend_name",
+           "backend_engine"]
 
 
 class PlanExceededError(DPSubmodError, RuntimeError):
@@ -47,6 +52,28 @@ def backend_name(backend: Any) -> str:
     return str(getattr(backend, "name", type(backend).__name__))
 
 
+def backend_engine(backend: Any) -> str:
+    """The sampling engine, with its version, that a ``backend=`` argument draws with.
+
+    An instance states its own (``backend.engine``); ``"secure"`` is OpenDP when it is installed
+    and dpsubmod's exact pure-Python samplers otherwise; ``"opendp"`` is OpenDP.
+    """
+    if isinstance(backend, NoiseBackend):
+        return str(backend.engine)
+    name = backend_name(backend)
+    if name == "numpy":
+        return NumpyBackend.engine
+    if name in ("secure", "opendp"):
+        try:
+            eng = opendp_engine.load(required=False)
+        except DPSubmodError:
+            return "unknown"  # an unusable OpenDP: the release itself refused to run
+        if eng is not None:
+            return eng.name
+        return "opendp-not-installed" if name == "opendp" else python_engine_name()
+    return ""
+
+
 @dataclass(frozen=True)
 class PrivacyPlan:
     """Every mechanism use of one call, fixed before it starts, and how they compose.
@@ -64,13 +91,18 @@ class PrivacyPlan:
         :data:`~dpsubmod.privacy.composition.COMPOSITIONS`).
     neighbouring : str
         The neighbouring relation the guarantee refers to.
-    backend : str
-        The noise backend's name.
+    backend : str or NoiseBackend
+        The noise backend's name, or the resolved backend itself (then stored as its name, and
+        its engine recorded in ``engine``).
     simulation : bool
         A seeded numpy run: reproducible, not a private release.
     guarantee : (float, float) or None
         A whole-call ``(epsilon, delta)`` proved by the algorithm's own argument (for example
         the decomposable greedy), used instead of composing ``events``.
+    engine : str or None
+        The sampling engine and its version, for the report; ``None`` derives it from
+        ``backend`` (:func:`backend_engine`). Pass the resolved backend (or its ``engine``)
+        when it is an instance with a non-default engine.
     """
 
     label: str
@@ -81,6 +113,13 @@ class PrivacyPlan:
     backend: str = "numpy"
     simulation: bool = False
     guarantee: tuple[float, float] | None = None
+    engine: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.backend, NoiseBackend):
+            if self.engine is None:
+                object.__setattr__(self, "engine", str(self.backend.engine))
+            object.__setattr__(self, "backend", backend_name(self.backend))
 
     def report(self) -> PrivacyReport:
         """The call's a-priori guarantee (computed from the plan alone)."""
@@ -91,9 +130,11 @@ class PrivacyPlan:
             eps, dlt, used = compose(self.events, self.delta, self.composition,
                                      caller=self.label)
         rho = Ledger(self.events).rho if self.guarantee is None else None
+        engine = self.engine if self.engine is not None else backend_engine(self.backend)
         return PrivacyReport(epsilon=float(eps), delta=float(dlt), composition=used,
                              backend=self.backend, events=tuple(self.events), rho=rho,
-                             neighbouring=self.neighbouring, simulation=self.simulation)
+                             neighbouring=self.neighbouring, simulation=self.simulation,
+                             engine=engine)
 
     def charge(self, budget: Any, *, caller: str | None = None) -> PrivacyReport:
         """Charge the call's whole cost to ``budget`` (or do nothing for ``None``).
@@ -103,7 +144,8 @@ class PrivacyPlan:
         """
         rep = self.report()
         note = (f"{rep.uses} mechanism use(s) by "
-                f"{RULE_TEXT.get(rep.composition, rep.composition)}; backend={self.backend}")
+                f"{RULE_TEXT.get(rep.composition, rep.composition)}; backend={self.backend}"
+                + (f"@{rep.engine}" if rep.engine and self.backend != "numpy" else ""))
         charge(budget, rep.event(self.label, note), caller or self.label)
         return rep
 

@@ -128,10 +128,13 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     be = resolve_backend(backend, rng)
     weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
                               "weight", caller)
+    draw = be.prepare_exponential(q, weight, sensitivity=base, kind=kind,
+                                  monotonic=bool(monotonic), epsilon=eps)
     _charge(budget, caller, lambda: PrivacyEvent(
         "exponential_mechanism", eps, 0.0, rho=eps * eps / 8.0,
-        note=_note(be, base, 1, weight=weight, kind=kind, monotonic=bool(monotonic))))
-    return be.exponential(q, weight, sensitivity=base)
+        note=_note(be, base, 1, draw.engine, weight=weight, kind=kind,
+                   monotonic=bool(monotonic))))
+    return draw()
 
 
 def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
@@ -232,9 +235,12 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     be = resolve_backend(backend, rng)
     scale = _noise_parameter(_div_up(c * be.effective_sensitivity(base, kind=kind), eps),
                              "noise scale", caller)
+    draw = be.prepare_report_noisy_max(q, scale, sensitivity=base, monotonic=bool(monotonic),
+                                       epsilon=eps)
     _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=eps * eps / 2.0,
-                                 note=_note(be, base, 1, scale=scale, monotonic=bool(monotonic))))
-    return be.report_noisy_max(q, scale, sensitivity=base)
+                                 note=_note(be, base, 1, draw.engine, scale=scale,
+                                            monotonic=bool(monotonic))))
+    return draw()
 
 
 def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
@@ -296,10 +302,12 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     be = resolve_backend(backend, rng)
     weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
                               "weight", caller)
+    draw = be.prepare_permute_and_flip(q, weight, sensitivity=base, monotonic=bool(monotonic),
+                                       epsilon=eps)
     _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=eps * eps / 2.0,
-                                 note=_note(be, base, 1, weight=weight,
+                                 note=_note(be, base, 1, draw.engine, weight=weight,
                                             monotonic=bool(monotonic))))
-    return be.permute_and_flip(q, weight, sensitivity=base)
+    return draw()
 
 
 def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensitivity: float,
