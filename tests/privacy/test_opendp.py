@@ -24,7 +24,7 @@ from dpsubmod.privacy import Budget, Ledger, TreeAggregator, audit, opendp_engin
 from dpsubmod.privacy import backends as B
 from dpsubmod.privacy import mechanisms as M
 from dpsubmod.privacy.exact import grid_units
-from dpsubmod.privacy.plan import PrivacyPlan, backend_engine
+from dpsubmod.privacy.plan import PrivacyPlan, backend_engine, backend_name
 from oracles import chi_square_pvalue
 
 ALPHA = 1e-6  # false-alarm rate of every statistical test below
@@ -255,6 +255,11 @@ def test_backend_instances_are_accepted_wherever_a_backend_is():
     led = Ledger()
     SELECTIONS["exponential_mechanism"](py, led)
     assert "@python-dpsubmod-" in led.events[0].note
+    # a plan built from the instance's reported name states the instance's engine
+    for backend in (py, backend_name(py)):
+        rep = PrivacyPlan("m", tuple(led.events), backend=backend).report()
+        assert rep.backend == "secure" and type(rep.backend) is str
+        assert rep.engine.startswith("python-dpsubmod-")
 
 
 @needs_opendp

@@ -43,13 +43,26 @@ def is_simulation(backend: Any, rng: Any) -> bool:
     return (name in (None, "numpy")) and rng is not None
 
 
+class _BackendName(str):
+    """A backend instance's name, remembering the instance's engine for the privacy report."""
+
+    engine: str | None = None
+
+
 def backend_name(backend: Any) -> str:
-    """The name under which a ``backend=`` argument is reported."""
+    """The name under which a ``backend=`` argument is reported.
+
+    For an instance the name (``"secure"``) also carries the instance's engine, so that a
+    :class:`PrivacyPlan` built from it reports the engine that really draws.
+    """
     if backend is None:
         return "numpy"
     if isinstance(backend, str):
         return backend
-    return str(getattr(backend, "name", type(backend).__name__))
+    name = _BackendName(str(getattr(backend, "name", type(backend).__name__)))
+    engine = getattr(backend, "engine", None)
+    name.engine = None if engine is None else str(engine)
+    return name
 
 
 def backend_engine(backend: Any) -> str:
@@ -116,10 +129,10 @@ class PrivacyPlan:
     engine: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.backend, NoiseBackend):
-            if self.engine is None:
-                object.__setattr__(self, "engine", str(self.backend.engine))
-            object.__setattr__(self, "backend", backend_name(self.backend))
+        name = backend_name(self.backend)
+        if self.engine is None and getattr(name, "engine", None) is not None:
+            object.__setattr__(self, "engine", name.engine)
+        object.__setattr__(self, "backend", str(name))
 
     def report(self) -> PrivacyReport:
         """The call's a-priori guarantee (computed from the plan alone)."""
