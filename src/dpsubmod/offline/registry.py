@@ -90,7 +90,8 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
                         if p not in _COMMON and v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL))
         if private and "budget" not in params:
             raise ValueError(f"private method {name!r} must take budget=")
-        bk = (("numpy", "secure") if private else ()) if backends is None else tuple(backends)
+        bk = (("numpy", "secure", "opendp") if private else ()) if backends is None \
+            else tuple(backends)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
                                     needs_delta, bk, options)
         return fn
