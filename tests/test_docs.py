@@ -1,9 +1,11 @@
 """The user guide's Python examples run as written, and its links into the errata resolve.
 
-Every ```python block of ``docs/quickstart.md``, ``docs/privacy.md`` and each
-``docs/algorithms/*.md`` page is executed, in page order, in one namespace per page (a later
-block may reuse an earlier block's names, as a reader would). A block preceded by a
-``<!-- skip-test -->`` line is skipped (for examples that need optional data).
+Every ```python block of ``docs/quickstart.md``, ``docs/coming_from.md``, ``docs/privacy.md``
+and each ``docs/algorithms/*.md`` page is executed, in page order, in one namespace per page (a
+later block may reuse an earlier block's names, as a reader would). The blocks of the quick
+start and of the page for users of other libraries also run each in a fresh namespace, since a
+newcomer copies one block at a time. A block preceded by a ``<!-- skip-test -->`` line is
+skipped (for examples that need optional data).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = [DOCS / "quickstart.md", DOCS / "privacy.md", *sorted((DOCS / "algorithms").glob("*.md"))]
+PAGES = [DOCS / "quickstart.md", DOCS / "coming_from.md", DOCS / "privacy.md",
+         *sorted((DOCS / "algorithms").glob("*.md"))]
+#: Pages whose every block runs on its own, as a reader copying one block would run it.
+STANDALONE = [DOCS / "quickstart.md", DOCS / "coming_from.md"]
 SKIP = "<!-- skip-test -->"
 BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
 
@@ -38,17 +43,27 @@ def test_block_extraction_honours_the_skip_marker():
     assert python_blocks(text) == [(3, "x = 1\n")]
 
 
+def run_block(page: Path, line: int, code: str, namespace: dict) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        # Examples may trigger the library's documented warnings (a clipped default).
+        warnings.simplefilter("ignore", UserWarning)
+        exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_page_examples_run(page: Path):
     blocks = python_blocks(page.read_text())
     assert blocks, f"{page.name} has no runnable Python example"
     namespace: dict = {"__name__": "__docs__"}
     for line, code in blocks:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), warnings.catch_warnings():
-            # Examples may trigger the library's documented warnings (a clipped default).
-            warnings.simplefilter("ignore", UserWarning)
-            exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+        run_block(page, line, code, namespace)
+
+
+@pytest.mark.parametrize("page", STANDALONE, ids=lambda p: p.name)
+def test_each_block_runs_on_its_own(page: Path):
+    for line, code in python_blocks(page.read_text()):
+        run_block(page, line, code, {"__name__": "__docs__"})
 
 
 def _slug(heading: str) -> str:
