@@ -24,16 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DPSubmodError
+from ..errors import MissingDependencyError
 
 __all__ = ["MissingDependencyError", "table_format", "write_table", "read_table", "ResultStore"]
 
 #: Column types a schema may name (``None`` is stored as an empty CSV cell / a Parquet null).
 _TYPES = {"str": str, "float": float, "int": int, "bool": bool}
-
-
-class MissingDependencyError(DPSubmodError, ImportError):
-    """An optional dependency (an extra of the package) is needed and not installed."""
 
 
 def table_format(path: str | os.PathLike[str]) -> str:
