@@ -378,3 +378,84 @@ def test_a_refused_release_leaves_the_budget_unchanged(tmp_path, capsys):
                    "--budget", str(budget)])
     assert status == 2 and "no header" in capsys.readouterr().err
     assert budget.read_text() == before
+
+
+# ------------------------------------------------------------------------------------------------
+# Real data at scale: Parquet, chunks, persons with many rows, the add/remove relation.
+def rides_parquet(tmp_path, n=2000, seed=6):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(seed)
+    path = tmp_path / "rides.parquet"
+    pq.write_table(pa.table({"rider": rng.integers(0, 300, n).astype(str),
+                             "lat": 40.75 + 0.03 * rng.standard_normal(n),
+                             "lon": -73.98 + 0.03 * rng.standard_normal(n)}), path)
+    return path
+
+
+GRID = ["--task", "facility-location", "--grid", "5x5", "--bounds", "lat=40.6,40.9",
+        "--bounds", "lon=-74.1,-73.8", "--k", "3"]
+
+
+def test_parquet_chunked_and_in_memory_give_the_same_release(tmp_path):
+    from dpsubmod.cli import main
+
+    data = rides_parquet(tmp_path)
+    docs = []
+    for extra in ([], ["--chunk-rows", "333"]):
+        out = tmp_path / f"r{len(docs)}.json"
+        assert main(["select", str(data), *GRID, "--epsilon", "2", "--backend", "numpy",
+                     "--seed", "4", "--out", str(out), *extra]) == 0
+        docs.append(json.loads(out.read_text()))
+    assert docs[0]["selection"] == docs[1]["selection"]
+    assert docs[0]["sensitivity"] == docs[1]["sensitivity"] == pytest.approx(1 / 2000)
+
+
+def test_persons_with_many_rows_scale_the_sensitivity_and_say_so(tmp_path, capsys):
+    from dpsubmod.cli import main
+
+    data = rides_parquet(tmp_path)
+    out = tmp_path / "r.json"
+    assert main(["select", str(data), *GRID, "--epsilon", "1", "--user-column", "rider",
+                 "--max-rows-per-user", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["sensitivity"] == 4.0 and "records" not in doc["data"]
+    assert "one person = up to 4 rows" in doc["privacy"]["neighbouring"]
+    assert "add or remove one person" in printed and "up to 4 rows" in printed
+    assert any("first 4" in r for r in doc["data_rules"])
+    # the relation without persons: a sum, no public N
+    assert main(["select", str(data), *GRID, "--epsilon", "1", "--relation", "add-remove",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["sensitivity"] == 1.0 and "records" not in doc["data"]
+    assert "add or remove one row" in doc["privacy"]["neighbouring"]
+
+
+SCALE_BAD = {
+    "user column without a bound": (["--user-column", "rider"], ["--max-rows-per-user"]),
+    "missing user column": (["--user-column", "who", "--max-rows-per-user", "2"],
+                            ["'who'", "rider, lat, lon"]),
+    "unreachable scheduler": (["--scheduler", "tcp://127.0.0.1:9"], ["cannot be reached"]),
+    "chunks and a scheduler": (["--chunk-rows", "10", "--scheduler", "tcp://127.0.0.1:9"],
+                               ["either --chunk-rows"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCALE_BAD))
+def test_scale_refusals_are_one_line_before_any_noise(tmp_path, capsys, case):
+    from dpsubmod.cli import main
+
+    extra, needles = SCALE_BAD[case]
+    data = rides_parquet(tmp_path)
+    budget = tmp_path / "b.json"
+    assert main(["budget", "new", str(budget), "--epsilon", "2"]) == 0
+    before = budget.read_text()
+    capsys.readouterr()
+    status = main(["select", str(data), *GRID, "--epsilon", "1", "--budget", str(budget),
+                   "--out", str(tmp_path / "r.json"), *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    for needle in needles:
+        assert needle in err[0], (needle, err[0])
+    assert budget.read_text() == before and not (tmp_path / "r.json").exists()

@@ -221,6 +221,62 @@ def _names(args: argparse.Namespace) -> list[str] | None:
     return _split(args.names, "--names") if args.names else None
 
 
+def _scale(args: argparse.Namespace) -> dict[str, Any]:
+    if args.task == "feature-selection":
+        for opt in ("user_column", "max_rows_per_user", "relation", "chunk_rows", "scheduler"):
+            if getattr(args, opt) is not None:
+                raise _error(f"--{opt.replace('_', '-')} does not apply to --task "
+                             "feature-selection (the mutual information is not a sum over "
+                             "rows). Remove it.")
+        return {}
+    if (args.user_column is None) != (args.max_rows_per_user is None):
+        raise _error("--user-column and --max-rows-per-user go together: which rows belong to "
+                     "one person, and how many of them count (for example --user-column "
+                     "rider --max-rows-per-user 5).")
+    if args.max_rows_per_user is not None and args.max_rows_per_user < 1:
+        raise _error(f"--max-rows-per-user must be at least 1; got {args.max_rows_per_user}.")
+    if args.chunk_rows is not None and args.chunk_rows < 1:
+        raise _error(f"--chunk-rows must be at least 1; got {args.chunk_rows}.")
+    if args.chunk_rows is not None and args.scheduler is not None:
+        raise _error("Pass either --chunk-rows (one machine, the file re-read in chunks) or "
+                     "--scheduler (a Dask cluster), not both.")
+    if args.jobs is not None and args.jobs < 1:
+        raise _error(f"--jobs must be at least 1; got {args.jobs}.")
+    return {"user_column": args.user_column, "max_rows_per_user": args.max_rows_per_user,
+            "relation": args.relation, "chunk_rows": args.chunk_rows,
+            "scheduler": args.scheduler,
+            "n_jobs": args.jobs if args.jobs is not None else min(4, os.cpu_count() or 1)}
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _progress(task: Any, spec: Any) -> Any:
+    """A progress bar over the passes of the records (silent when stderr is not a terminal)."""
+    if not hasattr(task.f, "progress"):
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm ships with the distributed extra
+        return _NoBar()
+    steps = spec.as_dict.get("k", spec.as_dict.get("rank", 1))
+    bar = tqdm(total=int(steps) + 1, desc="dpsubmod select", unit="pass", disable=None,
+               file=sys.stderr, leave=False)
+    task.f.progress = bar.update
+    return bar
+
+
 def _select(args: argparse.Namespace) -> int:
     from .. import __version__
     from .._validation import check_delta, check_epsilon, check_int
@@ -273,12 +329,15 @@ def _select(args: argparse.Namespace) -> int:
         # Opened (and checked against this data file) before any record is read or noise drawn.
         budget = FileBudget(args.budget, data=args.data,
                             command="dpsubmod select " + " ".join(sys.argv[2:]))
+    scale = _scale(args)
     task = build_task(args.task, args.data, columns=_columns(args), names=_names(args),
-                      invalid=args.invalid_rows, **public)
+                      invalid=args.invalid_rows, **scale, **public)
     spec = build_constraint(task, k=args.k, groups=_groups(args.groups),
                             capacities=_capacities(args.capacities), k_name="--k")
-    rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                         backend=args.backend, budget=budget, rng=args.seed)
+    with _progress(task, spec) as bar:
+        rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
+                             backend=args.backend, budget=budget, rng=args.seed)
+        bar.close()
     doc = rel.to_dict(__version__)
     if out is not None:
         _write(out, "--out", doc)
@@ -405,6 +464,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(objective value, invalid-value counts) to this separate JSON file")
     g.add_argument("--show-diagnostics", action="store_true", help="also print the "
                    "non-private objective value")
+    sc = p.add_argument_group("persons and scale (facility-location, coverage)")
+    sc.add_argument("--user-column", help="column naming each row's person: one person = up "
+                    "to --max-rows-per-user rows (rows beyond a person's first m are dropped)")
+    sc.add_argument("--max-rows-per-user", type=int, metavar="M", help="the bound m on one "
+                    "person's rows; the sensitivity is scaled by it")
+    sc.add_argument("--relation", choices=("replace-one", "add-remove"), help="neighbouring "
+                    "relation (default: replace one row; with --user-column, add or remove one "
+                    "person); add-remove makes the objective a sum, with no public N")
+    sc.add_argument("--chunk-rows", type=int, metavar="R", help="read the CSV or Parquet file "
+                    "in chunks of R rows, re-read on every step (memory O(N))")
+    sc.add_argument("--scheduler", metavar="ADDRESS", help="partition the records over the "
+                    "Dask cluster at ADDRESS (tcp://HOST:8786; the [distributed] extra)")
+    sc.add_argument("--jobs", type=int, help="threads for the passes over the records "
+                    "(default: the number of cores, at most 4)")
     c = p.add_argument_group("constraint")
     c.add_argument("--k", type=int, help="choose k items")
     c.add_argument("--groups", help="public CSV with columns item,group (item = the name "

@@ -13,9 +13,11 @@ record") and where the data come from. Discretization bounds and label threshold
   :func:`planted_partition_graph`, :func:`with_activation_probabilities`.
 * Synthetic records: :func:`clustered_points`, :func:`random_coverage`,
   :func:`coverage_records`, :func:`categorical_table`; public candidates :func:`grid_candidates`.
-* Your data: :func:`load_csv`.
+* Your data: :func:`load_csv`; records in chunks (Parquet, CSV, pyarrow datasets) for the
+  record objectives' ``from_chunks``: :func:`scan_records`.
 """
 
+from .chunks import ChunkSource, scan_records
 from .graphs import (
     GRAPHS,
     GraphDataset,
@@ -73,4 +75,6 @@ __all__ = [
     "grid_candidates",
     "CSVDataset",
     "load_csv",
+    "ChunkSource",
+    "scan_records",
 ]

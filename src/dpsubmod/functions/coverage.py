@@ -168,6 +168,27 @@ class Coverage(SetFunction):
         f._membership = M
         return f
 
+    @classmethod
+    def from_chunks(cls, chunks: object, n_sets: int, *, invalid: str = "clip",
+                    user_id: object = None, max_rows_per_user: int | None = None,
+                    relation: str | None = None, chunk_rows: int | None = None,
+                    n_jobs: int = 1, scheduler: object = None) -> SetFunction:
+        """Average coverage over a person-by-set table read in chunks (O(N) state).
+
+        Each chunk holds rows of ``n_sets`` cells; a positive cell means the set covers the
+        person. The objective of :meth:`from_membership`, with each person's covered flag as
+        state and one pass over the chunks per greedy step (see
+        :mod:`dpsubmod.functions.records`). An invalid cell (negative, non-finite) counts as
+        "not covered" (``invalid="clip"``) or makes its row cover nothing (``"drop"``); either
+        way the row counts in ``N``. ``user_id``, ``max_rows_per_user`` and ``relation`` as in
+        :meth:`FacilityLocation.from_chunks`.
+        """
+        from .records.families import coverage_from_chunks
+
+        return coverage_from_chunks(chunks, n_sets, invalid=invalid, user_id=user_id,
+                                    max_rows_per_user=max_rows_per_user, relation=relation,
+                                    chunk_rows=chunk_rows, n_jobs=n_jobs, scheduler=scheduler)
+
     def neighbour(self, rng: RNGLike = None, *, index: int | None = None,
                   record: Iterable[int] | None = None) -> Coverage:
         """The same objective with one person's record replaced (replace-one relation).

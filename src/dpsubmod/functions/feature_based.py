@@ -96,6 +96,32 @@ class FeatureBased(SetFunction):
         self._csc = M.tocsc() if self._sparse else None
         self._gains0: np.ndarray | None = None
 
+    @classmethod
+    def from_chunks(cls, chunks: object, n_items: int, concave: str | Callable = "sqrt", *,
+                    value_max: float = 1.0, cap: float | None = None, user_id: object = None,
+                    max_rows_per_user: int | None = None, relation: str | None = None,
+                    chunk_rows: int | None = None, n_jobs: int = 1,
+                    scheduler: object = None) -> SetFunction:
+        r"""A concave-over-modular objective summed over records read in chunks.
+
+        Record ``i`` (a row of ``n_items`` values, e.g. a person's ratings of the items) gives
+        the term :math:`\min(g(\sum_{e \in S} m_{ie}), \mathrm{cap})` with values clipped
+        to ``[0, value_max]`` (a non-finite value counts as 0); ``f`` is the average of the
+        terms, with the record's running sum as state (see
+        :mod:`dpsubmod.functions.records`). Each term lies in ``[0, cap]`` (default
+        ``cap = g(n_items * value_max)``), so ``sensitivity = cap / N`` under replace-one-row.
+        Terms are rounded down to multiples of ``cap / 2**24``, which keeps them monotone but
+        can break submodularity by one unit. ``user_id``, ``max_rows_per_user`` and
+        ``relation`` as in :meth:`FacilityLocation.from_chunks`.
+        """
+        from .records.families import feature_based_from_chunks
+
+        return feature_based_from_chunks(chunks, n_items, _concave(concave),
+                                         value_max=value_max, cap=cap, user_id=user_id,
+                                         max_rows_per_user=max_rows_per_user,
+                                         relation=relation, chunk_rows=chunk_rows,
+                                         n_jobs=n_jobs, scheduler=scheduler)
+
     def _sums(self, mask: np.ndarray) -> np.ndarray:
         return np.asarray(mask.astype(np.float64) @ self.features, dtype=np.float64).ravel()
 

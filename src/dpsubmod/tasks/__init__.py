@@ -47,14 +47,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from ._common import INVALID_RULES, Task
+from ._common import INVALID_RULES, Scale, Task
 from ._table import RecordTable, as_table
 from .coverage import coverage
 from .facility_location import facility_location
 from .feature_selection import MISSING, feature_selection
 from .release import BACKEND_GUARANTEE, ConstraintSpec, Release, build_constraint, private_select
 
-__all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "RecordTable", "as_table",
+__all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "RecordTable",
+           "as_table",
            "build_task", "check_data", "DataIssue", "build_constraint", "ConstraintSpec",
            "private_select", "Release", "BACKEND_GUARANTEE", "MISSING"]
 
@@ -95,7 +96,9 @@ def _check_public(task: str, public: dict[str, Any]) -> None:
 
 def build_task(task: str, records: object, *, columns: list[str] | None = None,
                invalid: str | None = None, names: list[str] | None = None,
-               **public: Any) -> Task:
+               user_column: str | None = None, max_rows_per_user: int | None = None,
+               relation: str | None = None, chunk_rows: int | None = None,
+               scheduler: Any = None, n_jobs: int = 1, **public: Any) -> Task:
     """Build a private selection task from records and public inputs.
 
     Parameters
@@ -109,6 +112,9 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
         The rule for invalid values in private rows (default per task: ``DEFAULT_INVALID``).
     names : list of str, optional
         Column names for records without them (an array, a CSV without a header).
+    user_column, max_rows_per_user, relation, chunk_rows, scheduler, n_jobs
+        Who one person is and how records are read: see :class:`Scale` (facility-location and
+        coverage only).
     **public
         The task's public inputs (``PUBLIC_INPUTS[task]``): see :func:`facility_location`,
         :func:`feature_selection` and :func:`coverage` in this package.
@@ -120,7 +126,10 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
     task = _check_task(task)
     _check_public(task, public)
     rule = DEFAULT_INVALID[task] if invalid is None else invalid
-    return _BUILDERS[task](records, columns=columns, invalid=rule, names=names, **public)
+    scale = Scale(user_column=user_column, max_rows_per_user=max_rows_per_user,
+                  relation=relation, chunk_rows=chunk_rows, scheduler=scheduler, n_jobs=n_jobs)
+    return _BUILDERS[task](records, columns=columns, invalid=rule, names=names,
+                           scale=None if scale == Scale() else scale, **public)
 
 
 @dataclass(frozen=True)

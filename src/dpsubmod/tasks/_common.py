@@ -176,3 +176,95 @@ def count_outside(X: np.ndarray, cols: Sequence[str],
             with np.errstate(invalid="ignore"):
                 out[c] = int(((X[:, j] < lo) | (X[:, j] > hi)).sum())
     return out
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How records are read and who one person is (public choices, all optional).
+
+    Attributes
+    ----------
+    user_column : str or None
+        The column naming each row's person; with ``max_rows_per_user`` one person is up to
+        that many rows (rows beyond a person's first ``m`` in file order are dropped).
+    max_rows_per_user : int or None
+    relation : {"replace-one", "add-remove"} or None
+        The neighbouring relation (default: replace one row; with a user column, add or remove
+        one person).
+    chunk_rows : int or None
+        Read a CSV or Parquet file in chunks of this many rows, re-read on every greedy step
+        (memory O(N), never the table).
+    scheduler : str, distributed.Client or LocalCluster, or None
+        Partition the records over a Dask cluster.
+    n_jobs : int
+        Threads for the in-process passes.
+    """
+
+    user_column: str | None = None
+    max_rows_per_user: int | None = None
+    relation: str | None = None
+    chunk_rows: int | None = None
+    scheduler: Any = None
+    n_jobs: int = 1
+
+    @property
+    def streaming(self) -> bool:
+        return self.chunk_rows is not None
+
+
+def statement(f: SetFunction, source: str, s_max: float, m: int | None
+              ) -> tuple[str, str, int | None]:
+    """(neighbouring, sensitivity note, public N or None) of a record objective."""
+    rel = f.neighbouring
+    if m is not None:
+        return (f"{rel}, in {source}", f"m s_max = {m} x {fmt(s_max)}: one person's up to {m} "
+                f"rows each move only their own term, which lies in [0, s_max]", None)
+    if rel.startswith("add or remove"):
+        return (f"{rel}, in {source}; the number of rows is not public",
+                f"s_max = {fmt(s_max)}: the objective is a sum, and one row's term lies in "
+                "[0, s_max]", None)
+    N = f.n_rows
+    return (f"replace one row of {source} by any other row (one record = one row; the number "
+            f"of rows, {N}, is treated as public)",
+            f"s_max / N = {fmt(s_max)} / {N}: one row moves only its own term, which lies in "
+            "[0, s_max / N]", N)
+
+
+def scale_rules(scale: Scale) -> list[str]:
+    if scale.user_column is None:
+        return []
+    m = scale.max_rows_per_user
+    return [f"one person (column {scale.user_column!r}) = up to {m} rows: a person's rows "
+            f"beyond their first {m} in file order are dropped"]
+
+
+def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
+    """The records, or (chunked mode) a table of their column names only."""
+    import os
+
+    from ._table import as_table
+
+    if (scale.user_column is None) != (scale.max_rows_per_user is None):
+        raise ValidationError("user_column and max_rows_per_user go together: which rows "
+                              "belong to one person, and how many of them count.")
+    if not scale.streaming:
+        text = [scale.user_column] if scale.user_column is not None else []
+        tab = records if isinstance(records, RecordTable) else as_table(
+            records, names=names, text_columns=text)
+        if scale.user_column is not None and scale.user_column not in tab.names:
+            raise ValidationError(f"{tab.source}: has no user column named "
+                                  f"{scale.user_column!r}. Its columns are: "
+                                  f"{', '.join(tab.names)}.")
+        return tab
+    if not isinstance(records, (str, os.PathLike)):
+        raise ValidationError("chunk_rows reads a CSV or Parquet file in chunks; pass the "
+                              "file's path (in-memory records need no chunking).")
+    from pathlib import Path
+
+    from ..datasets import scan_records
+
+    probe = scan_records(records, [], user_column=scale.user_column, names=names)
+    numeric = {c: np.zeros(0) for c in probe.names if c != scale.user_column}
+    named = probe.kind != "csv" or probe._csv_header or names is not None
+    return RecordTable(tuple(probe.names), numeric, {}, 0, named=named,
+                       source=Path(os.fspath(records)).name)

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from ._common import Task, check_rule, coordinate_columns, fmt
-from ._table import RecordTable, as_table
+from ._common import (
+    Scale,
+    Task,
+    check_rule,
+    coordinate_columns,
+    records_table,
+    scale_rules,
+    statement,
+)
 
 __all__ = ["coverage"]
 
@@ -16,45 +24,54 @@ _WHY = "a coverage cell has no value to impute other than 'not covered', which '
 
 
 def coverage(records: object, *, columns: Sequence[str] | None = None, invalid: str = "clip",
-             names: Sequence[str] | None = None) -> Task:
+             names: Sequence[str] | None = None, scale: Scale | None = None) -> Task:
     r"""Fraction of people covered, one row per person and one column per candidate set.
 
     Cell ``(i, j)`` is positive when set ``j`` covers person ``i`` and 0 when it does not;
     :math:`f(S) = \frac1N \sum_i \mathbf 1[\exists j \in S: x_{ij} > 0]` (weighted coverage,
     Nemhauser, Wolsey and Fisher 1978; private greedy of Mitrovic et al. 2017), declared
-    sensitivity ``1/N`` under replace-one-row. An invalid cell (negative, empty, text, NaN) is
-    handled by ``invalid``: ``"clip"`` (default; the cell counts as 0, "not covered") or
-    ``"drop"`` (the whole row covers nothing but still counts in ``N``). Both rules depend on
-    the row alone, so the sensitivity holds for every input.
+    sensitivity ``1/N`` under replace-one-row (a sum and sensitivity ``m`` for persons of up
+    to ``m`` rows or add/remove, see :class:`~dpsubmod.tasks.Scale`). An invalid cell
+    (negative, empty, text, NaN) is handled by ``invalid``: ``"clip"`` (default; the cell
+    counts as 0, "not covered") or ``"drop"`` (the whole row covers nothing but still counts in
+    ``N``). Both rules depend on the row alone, so the sensitivity holds for every input.
     """
     from ..functions import Coverage
 
-    table = records if isinstance(records, RecordTable) else as_table(records, names=names)
+    scale = scale or Scale()
+    table = records_table(records, names, scale)
     rule = check_rule(invalid, "coverage", _ALLOWED, _WHY)
-    cols = coordinate_columns(table, columns)
-    X = np.column_stack([table.column(c, "columns") for c in cols])
-    with np.errstate(invalid="ignore"):
-        bad = np.isnan(X) | (X < 0)
-        cover = X > 0
-    bad_rows = bad.any(axis=1)
-    if rule == "drop":
-        cover[bad_rows] = False
-    f = Coverage.from_membership(cover)
-    N = table.n_rows
+    cols = coordinate_columns(table, columns, exclude=(scale.user_column,))
+    diagnostics: dict[str, Any] = {}
+    if scale.streaming:
+        from ..datasets import scan_records
+
+        data: Any = scan_records(records, list(cols), user_column=scale.user_column,
+                                 chunk_rows=scale.chunk_rows, names=names)
+        ids = True if scale.user_column is not None else None
+    else:
+        data = np.column_stack([table.column(c, "columns") for c in cols])
+        with np.errstate(invalid="ignore"):
+            bad = np.isnan(data) | (data < 0)
+        diagnostics = {"invalid_cells": int(bad.sum()), "invalid_rows": int(bad.any(1).sum())}
+        ids = (None if scale.user_column is None else
+               table.text_column(scale.user_column, "user_column"))
+    f = Coverage.from_chunks(data, len(cols), invalid=rule, user_id=ids,
+                             max_rows_per_user=scale.max_rows_per_user,
+                             relation=scale.relation, n_jobs=scale.n_jobs,
+                             scheduler=scale.scheduler)
+    neighbouring, note, N = statement(f, table.source, 1.0, scale.max_rows_per_user)
     return Task(
         task="coverage", f=f, names=cols, items="sets",
-        objective="fraction of records (people) covered by at least one chosen set",
-        sensitivity_note=(f"1/N = 1/{N}: one person's coverage indicator, worth 1/N, is the "
-                          "only term that changes"),
-        neighbouring=(f"replace one row of {table.source} by any other row (one record = one "
-                      f"row; the number of rows, {N}, is treated as public)"),
-        source=table.source, record=f"one row of {table.source}",
-        n_records=N, columns=cols, public=(),
-        rules=("a positive cell means the set covers the person",
-               "an invalid cell (negative, empty, text or NaN) "
-               + ("counts as 0, not covered (clipped)" if rule == "clip" else
-                  "makes its row cover nothing; the row still counts in N (dropped)")),
-        params={"invalid": rule, "columns": list(cols)},
-        diagnostics={"invalid_cells": int(bad.sum()), "invalid_rows": int(bad_rows.sum()),
-                     "fraction_covered_by_all": fmt(float(cover.any(axis=1).mean()))},
+        objective=("fraction of records (people) covered by at least one chosen set"
+                   if N is not None else "number of records (people) covered by at least "
+                   "one chosen set"),
+        sensitivity_note=note, neighbouring=neighbouring,
+        source=table.source, record=f"one row of {table.source}", n_records=N, columns=cols,
+        public=(),
+        rules=tuple(["a positive cell means the set covers the person"] + scale_rules(scale)
+                    + ["an invalid cell (negative, empty, text or NaN) "
+                       + ("counts as 0, not covered (clipped)" if rule == "clip" else
+                          "makes its row cover nothing; the row still counts (dropped)")]),
+        params={"invalid": rule, "columns": list(cols)}, diagnostics=diagnostics,
     )

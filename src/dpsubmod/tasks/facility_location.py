@@ -10,12 +10,15 @@ import numpy as np
 
 from ..errors import ParameterTypeError, ValidationError
 from ._common import (
+    Scale,
     Task,
     check_bounds,
     check_rule,
-    clip_to_bounds,
     count_outside,
     fmt,
+    records_table,
+    scale_rules,
+    statement,
 )
 from ._table import RecordTable, as_table, public_column, read_public_csv
 
@@ -24,6 +27,10 @@ __all__ = ["facility_location"]
 _ALLOWED = ("drop", "impute")
 _WHY = ("a coordinate has no nearest valid value to clip to; 'drop' keeps the row counted and "
         "lets it contribute nothing, 'impute' puts it at the centre of the public bounds.")
+
+
+def _records(records: object, names: Sequence[str] | None, scale: Scale) -> RecordTable:
+    return records_table(records, names, scale)
 
 
 def _point_names(C: np.ndarray) -> list[str]:
@@ -126,7 +133,7 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
                       bounds: Mapping[str, tuple[float, float]] | None = None,
                       similarity: str = "gaussian", bandwidth: float | None = None,
                       radius: float | None = None, invalid: str = "drop",
-                      names: Sequence[str] | None = None) -> Task:
+                      names: Sequence[str] | None = None, scale: Scale | None = None) -> Task:
     r"""Facility location over private records and public candidate locations.
 
     :math:`f(S) = \frac1N \sum_i \max_{j \in S} s(x_i, c_j)` (Mitrovic, Bun, Krause and Karbasi
@@ -140,8 +147,13 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
     the row still counts in ``N`` and contributes 0) or ``"impute"`` (the value becomes the
     centre of the column's public bounds, which are then required for every column). Both are
     data-independent, so ``sensitivity = s_max / N`` holds for all ``N`` rows.
+
+    The objective is a :class:`~dpsubmod.functions.records.RecordObjective` (O(N) state,
+    float32 fixed-point kernels, no N x n matrix); ``scale`` reads the file in chunks, runs on
+    a Dask cluster, or bounds each person's rows (see :class:`~dpsubmod.tasks.Scale`).
     """
-    table = records if isinstance(records, RecordTable) else as_table(records, names=names)
+    scale = scale or Scale()
+    table = _records(records, names, scale)
     if isinstance(similarity, str):
         similarity = similarity.replace("-", "_")
     if similarity not in ("gaussian", "negative_distance"):
@@ -185,41 +197,50 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
         C, desc = _grid(grid, cols, bnd)
         item_names = _point_names(C)
         public.append(desc)
-    X = np.column_stack([table.column(c, "columns").copy() for c in cols])
     if rule == "impute":
         missing = [c for c in cols if c not in bnd]
         if missing:
             raise ValidationError(
                 f"invalid='impute' puts an invalid coordinate at the centre of its column's "
                 f"public bounds; give bounds for {', '.join(missing)} or use invalid='drop'.")
-    diagnostics: dict[str, Any] = {"invalid_rows": int(np.isnan(X).any(axis=1).sum()),
-                                   "outside_bounds": count_outside(X, cols, bnd)}
-    clip_to_bounds(X, cols, bnd)
-    bad = np.isnan(X).any(axis=1)
-    if rule == "impute":
-        for j, c in enumerate(cols):
-            lo, hi = bnd[c]
-            X[np.isnan(X[:, j]), j] = 0.5 * (lo + hi)
-        bad[:] = False
     if bnd:
         public.append("public bounds " + ", ".join(
             f"{c} in [{fmt(lo)}, {fmt(hi)}]" for c, (lo, hi) in bnd.items()))
     kw, desc, s_max = _similarity(similarity, C, bandwidth, radius, public)
-    f = _objective(X, bad, C, similarity, kw)
-    N = table.n_rows
+    lo = np.array([bnd[c][0] if c in bnd else -np.inf for c in cols])
+    hi = np.array([bnd[c][1] if c in bnd else np.inf for c in cols])
+    diagnostics: dict[str, Any] = {}
+    if scale.streaming:
+        from ..datasets import scan_records
+
+        data: Any = scan_records(records, list(cols), user_column=scale.user_column,
+                                 chunk_rows=scale.chunk_rows, names=names)
+        ids = True if scale.user_column is not None else None
+        diagnostics["note"] = "not counted in chunked mode (it would take another pass)"
+    else:
+        data = np.column_stack([table.column(c, "columns") for c in cols])
+        diagnostics = {"invalid_rows": int(np.isnan(data).any(axis=1).sum()),
+                       "outside_bounds": count_outside(data, cols, bnd)}
+        ids = (None if scale.user_column is None else
+               table.text_column(scale.user_column, "user_column"))
+    from ..functions import FacilityLocation
+
+    f = FacilityLocation.from_chunks(
+        data, C, similarity, bounds=(lo, hi), invalid=rule, user_id=ids,
+        max_rows_per_user=scale.max_rows_per_user, relation=scale.relation,
+        n_jobs=scale.n_jobs, scheduler=scale.scheduler, **kw)
+    neighbouring, note, N = statement(f, table.source, s_max, scale.max_rows_per_user)
     rules = []
     if bnd:
         rules.append("record coordinates outside the public bounds are clipped to them")
+    rules += scale_rules(scale)
     rules.append("a row with an invalid coordinate (empty, text, NaN or infinite) "
                  + ("still counts in N and contributes 0 (dropped)" if rule == "drop" else
                     "gets the centre of the public bounds for that coordinate (imputed)"))
     return Task(
         task="facility-location", f=f, names=tuple(item_names), items="candidate locations",
         objective=desc,
-        sensitivity_note=(f"s_max / N = {fmt(s_max)} / {N}: one row moves only its own term, "
-                          "which lies in [0, s_max / N]"),
-        neighbouring=(f"replace one row of {table.source} by any other row (one record = one "
-                      f"row; the number of rows, {N}, is treated as public)"),
+        sensitivity_note=note, neighbouring=neighbouring,
         source=table.source, record=f"one row of {table.source}",
         n_records=N, columns=cols, public=tuple(public),
         rules=tuple(rules),
@@ -270,15 +291,3 @@ def _positive(v: object, name: str) -> float:
         raise ValidationError(f"The '{name}' parameter must be a finite number > 0; got "
                               f"{v!r}.")
     return x
-
-
-def _objective(X: np.ndarray, bad: np.ndarray, C: np.ndarray, similarity: str,
-               kw: dict[str, float]) -> Any:
-    from ..functions import FacilityLocation
-
-    P = np.where(bad[:, None], C[0], X)
-    f = FacilityLocation.from_records(P, C, similarity, dtype=np.float32, **kw)
-    if bad.any():
-        # A dropped row keeps its weight 1/N and serves nothing: its term is 0 for every set.
-        f.similarity[bad] = 0.0
-    return f

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import ValidationError
-from ._common import Task, check_bounds, check_rule, coordinate_columns, fmt
+from ._common import Scale, Task, check_bounds, check_rule, coordinate_columns, fmt
 from ._table import RecordTable, as_table
 
 __all__ = ["feature_selection", "MISSING"]
@@ -24,7 +24,8 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
                       bins: int | None = None,
                       bounds: Mapping[str, tuple[float, float]] | None = None,
                       label_thresholds: Sequence[float] | None = None,
-                      invalid: str = "impute", names: Sequence[str] | None = None) -> Task:
+                      invalid: str = "impute", names: Sequence[str] | None = None,
+                      scale: Scale | None = None) -> Task:
     r"""Empirical mutual information between chosen features and a label.
 
     :math:`f(S) = \hat I(X_S; Y)` (Krause and Guestrin 2005; private greedy of Mitrovic et al.
@@ -39,6 +40,12 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
     from ..datasets import discretize
     from ..functions import MutualInformation
 
+    if scale is not None and scale != Scale():
+        raise ValidationError(
+            "feature-selection reads its records in memory, with one row per person: the "
+            "mutual information is not a sum over rows, so chunked or distributed passes, "
+            "contribution bounding and the add/remove relation do not apply. Use "
+            "facility-location or coverage for those.")
     table = records if isinstance(records, RecordTable) else as_table(records, names=names)
     rule = check_rule(invalid, "feature-selection", _ALLOWED, _WHY)
     if not isinstance(label, str):

@@ -1,0 +1,27 @@
+"""Record-partitioned objectives for data that do not fit as an N x n matrix.
+
+Facility location, coverage and feature-based objectives built from records read in chunks
+(an array, an iterable of arrays, a callable or chunk source re-read on every pass, see
+:func:`dpsubmod.datasets.scan_records`) or partitioned on a Dask cluster (:func:`from_dask`).
+They hold O(N) per-record state and recompute the similarity blocks at each greedy step; the
+gains are exact sums of fixed-point per-record terms, so in-memory, chunked and distributed
+runs give the same selection at the same seed. Contribution bounding (``user_id=``,
+``max_rows_per_user=``) and the add/remove relation are in :mod:`.build`.
+
+Build them with ``FacilityLocation.from_chunks``, ``Coverage.from_chunks`` and
+``FeatureBased.from_chunks``.
+"""
+
+from .build import RELATIONS, FirstRows, build_record_objective
+from .kernels import UNIT_BITS, ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel
+from .objective import RecordObjective
+
+__all__ = ["RecordObjective", "build_record_objective", "RELATIONS", "FirstRows", "UNIT_BITS",
+           "GaussianKernel", "DistanceKernel", "CoverageKernel", "ConcaveKernel", "from_dask"]
+
+
+def from_dask(*args, **kwargs):  # noqa: ANN002, ANN003 - re-exported lazily (needs dask)
+    """See :func:`dpsubmod.functions.records.distributed.from_dask`."""
+    from .distributed import from_dask as _from_dask
+
+    return _from_dask(*args, **kwargs)
