@@ -100,7 +100,11 @@ class ChunkSource:
                 ok = pc.match_substring_regex(col, _NUMBER)
                 col = pc.if_else(ok, pc.utf8_trim_whitespace(col), pa.scalar(None, col.type))
             col = pc.cast(col, pa.float64())
-            cols.append(np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64))
+            if col.null_count:
+                col = pc.fill_null(col, np.nan)
+            # through the buffer: pyarrow's to_numpy imports pandas (slow start-up)
+            buf = np.frombuffer(col.buffers()[1], dtype=np.float64)
+            cols.append(buf[col.offset:col.offset + len(col)])
         X = np.column_stack(cols) if cols else np.zeros((batch.num_rows, 0))
         if self.user_column is None:
             return X

@@ -50,8 +50,8 @@ class FirstRows:
     def keep(self, ids: np.ndarray, what: str) -> np.ndarray:
         ids = np.asarray(ids)
         if ids.dtype == object or ids.dtype.kind in "f":
-            isnull = np.array([v is None or (isinstance(v, float) and v != v) for v in ids],
-                              dtype=bool)
+            with np.errstate(invalid="ignore"):
+                isnull = np.asarray((ids == None) | (ids != ids), dtype=bool)  # noqa: E711
             if isnull.any():
                 raise ValidationError(
                     f"The user column ({what}) has null values; every row needs its person's "
@@ -135,10 +135,8 @@ def _is_dask(x: Any) -> bool:
     return hasattr(x, "__dask_graph__")
 
 
-def _to_dask(chunks: Any, user_id: Any, chunk_rows: int, n_parts: int) -> tuple[Any, Any]:
-    """Records (and user ids) of this process as dask arrays, ``n_parts`` row blocks."""
-    import dask.array as da
-
+def _gather_local(chunks: Any, user_id: Any, chunk_rows: int) -> tuple[np.ndarray, Any]:
+    """Records (and user ids) of this process as one array, to scatter to the workers."""
     fresh, _ = _chunk_iter(chunks, chunk_rows)
     vals, ids = [], []
     for i, item in enumerate(fresh()):
@@ -148,14 +146,9 @@ def _to_dask(chunks: Any, user_id: Any, chunk_rows: int, n_parts: int) -> tuple[
             ids.append(np.asarray(ids_i))
     if not vals:
         raise ValidationError("The records hold no rows; give at least one.")
-    X = np.concatenate(vals)
-    rows = max(1, -(-X.shape[0] // n_parts))
-    darr = da.from_array(X, chunks=(rows, X.shape[1]))
     if ids:
         user_id = np.concatenate(ids)
-    if user_id is not None and not isinstance(user_id, bool):
-        user_id = da.from_array(np.asarray(user_id), chunks=(rows,))
-    return darr, user_id
+    return np.concatenate(vals), user_id
 
 
 def build_record_objective(kernel: Any, chunks: Any, *, width: int,
@@ -242,6 +235,11 @@ def build_record_objective(kernel: Any, chunks: Any, *, width: int,
         def source() -> Iterator[np.ndarray]:
             for i, item in enumerate(fresh()):
                 X, _ = _as_chunk(item, i, width)
+                if i >= len(kept) or X.shape[0] != kept[i].shape[0]:
+                    raise ValidationError(
+                        f"The {what} changed between passes (chunk {i} is not the one read "
+                        "first); a pass must read the same rows every time. Nothing was "
+                        "released.")
                 vals, _ = clean(X)
                 yield prepare(kernel, vals[kept[i]])
         rows = [int(k.sum()) for k in kept]
@@ -270,12 +268,17 @@ def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_
                                   "or a distributed.Client).") from None
     else:
         client = connect(scheduler)
-    if _is_dask(chunks):
-        darr = chunks
-    else:
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-        darr, user_id = _to_dask(chunks, user_id, chunk_rows, 2 * n_workers)
-    parts, counted = dask_parts(client, darr, clean, width, user_id, m)
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    data = chunks
+    if not _is_dask(chunks):
+        data, user_id = _gather_local(chunks, user_id, chunk_rows)
+        if user_id is not None and not isinstance(user_id, bool) \
+                and np.shape(user_id) != (data.shape[0],):
+            raise ValidationError(f"user_id has {np.shape(user_id)} ids for {data.shape[0]} "
+                                  "rows; give one id per row.")
+    if isinstance(user_id, bool):
+        raise ValidationError("user_id=True needs chunks of (values, user_ids) pairs.")
+    parts, counted = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
     if counted == 0:
         raise ValidationError("The records hold no rows; give at least one.")
     return _objective(kernel, DaskBlocks(client, parts, kernel, retries), counted, m, relation)

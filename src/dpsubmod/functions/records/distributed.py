@@ -163,36 +163,54 @@ class DaskBlocks:
 
 
 def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
-               m: int | None) -> tuple[list[Any], int]:
-    """Partition futures of a dask array (rows x columns), cleaned and contribution-bounded.
+               m: int | None, n_parts: int = 2) -> tuple[list[Any], int]:
+    """Partition futures of the records, cleaned and contribution-bounded, and the number of
+    rows that count.
 
-    Returns the partitions and the number of rows that count.
+    ``records`` is a 2-d dask array (or a dask DataFrame of the value columns), partitioned by
+    row blocks, or a numpy array of this process, scattered to the workers in ``n_parts`` row
+    blocks (no copy of the data inside the task graph).
     """
-    arr = records
-    if hasattr(arr, "to_dask_array"):  # a dask DataFrame of the value columns
-        arr = arr.to_dask_array(lengths=True)
-    if not hasattr(arr, "to_delayed") or getattr(arr, "ndim", 0) != 2:
-        raise ValidationError("Distributed records must be a 2-d dask array (rows x columns) "
-                              "or a dask DataFrame of the value columns.")
-    if arr.shape[1] != width:
-        raise ValidationError(f"The distributed records have {arr.shape[1]} columns; {width} "
-                              "are needed (one per coordinate of the candidates, or per item).")
-    arr = arr.rechunk({1: -1})
-    blocks = arr.to_delayed().ravel().tolist()
-    id_blocks: list[Any] = [None] * len(blocks)
-    if user_id is not None:
-        if not hasattr(user_id, "to_delayed"):
-            raise ValidationError("With distributed records, user_id must be a 1-d dask array "
-                                  "aligned with the rows.")
-        ids = user_id.rechunk((arr.chunks[0],))
-        id_blocks = ids.to_delayed().ravel().tolist()
-    data = client.compute(blocks)
-    id_f = client.compute(id_blocks) if user_id is not None else [None] * len(blocks)
+    if hasattr(records, "__dask_graph__"):
+        arr = records
+        if hasattr(arr, "to_dask_array"):
+            arr = arr.to_dask_array(lengths=True)
+        if not hasattr(arr, "to_delayed") or getattr(arr, "ndim", 0) != 2:
+            raise ValidationError("Distributed records must be a 2-d dask array (rows x "
+                                  "columns) or a dask DataFrame of the value columns.")
+        if arr.shape[1] != width:
+            raise ValidationError(f"The distributed records have {arr.shape[1]} columns; "
+                                  f"{width} are needed (one per coordinate of the candidates, "
+                                  "or per item).")
+        arr = arr.rechunk({1: -1})
+        data = client.compute(arr.to_delayed().ravel().tolist())
+        total = int(arr.shape[0])
+        if user_id is not None:
+            if not hasattr(user_id, "to_delayed"):
+                raise ValidationError("With dask records, user_id must be a 1-d dask array "
+                                      "aligned with the rows.")
+            ids = client.compute(user_id.rechunk((arr.chunks[0],)).to_delayed().ravel()
+                                 .tolist())
+        else:
+            ids = [None] * len(data)
+    else:
+        X = np.asarray(records)
+        if X.ndim != 2 or X.shape[1] != width:
+            raise ValidationError(f"The records have shape {X.shape}; {width} columns are "
+                                  "needed.")
+        cuts = np.linspace(0, X.shape[0], max(1, min(n_parts, X.shape[0])) + 1).astype(int)
+        blocks = [X[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+        data = client.scatter(blocks)
+        total = int(X.shape[0])
+        if user_id is not None:
+            u = np.asarray(user_id)
+            ids = client.scatter([u[a:b] for a, b in zip(cuts[:-1], cuts[1:])])
+        else:
+            ids = [None] * len(data)
     parts = [client.submit(_prepare, d, clean, i, ids_i, pure=False)
-             for i, (d, ids_i) in enumerate(zip(data, id_f))]
+             for i, (d, ids_i) in enumerate(zip(data, ids))]
     if user_id is None:
-        counted = int(arr.shape[0])
-        return parts, counted
+        return parts, total
     counts = client.gather([client.submit(_user_counts, p, pure=False) for p in parts])
     running = FirstRows(m)
     bounded = []

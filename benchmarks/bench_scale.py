@@ -1,0 +1,224 @@
+"""Real data at scale: ``dpsubmod select`` on 10^6 and 10^7 rows, chunked and on Dask, side by
+side with a numpy floor measured in the same run.
+
+    python benchmarks/bench_scale.py            # 10^6 and 10^7 rows (a few minutes on 2 cores)
+    python benchmarks/bench_scale.py --quick    # 10^5 and 10^6 rows
+
+Cases, all facility location on ride-like records (a mixture of Gaussian hot spots around
+Manhattan) with 400 public grid candidates (20 x 20 on lat 40.6-40.9, lon -74.1--73.8), the
+default bandwidth (the grid spacing) and k = 10:
+
+(a) ``dpsubmod select rides.csv ...`` end to end in a subprocess (start-up, CSV parse, build,
+    greedy, release file): wall time and peak resident memory (``/usr/bin/time``). Targets:
+    at most 4 s and 1 GB.
+(b) the same on 10^7 rows with ``--chunk-rows`` from Parquet (the file re-read on every step).
+    Target: at most 2 GB.
+(c) (a) on a 2-worker Dask LocalCluster (``--scheduler``): the same selection as (a) at the
+    same seed, its time and each worker's peak memory.
+
+The floor is the plain numpy streaming greedy on the same float32 records in memory: one pass
+per greedy step, each pass computing every record's Gaussian similarity to every candidate and
+the gains ``sum_i (s_ij - best_i)^+``, then the argmax; no parsing, no privacy, no checks. The
+ratio (a) / floor says how far the whole command is from that loop. The floor at 10^7 is 10
+times the one measured at 10^6 (it is linear in N by construction). Runs are interleaved in
+rounds; ratios are formed within a round and reported as the median with the min-max spread.
+The growth exponent of time in N is the least-squares slope of log time against log N over
+the (a) sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BOUNDS = {"lat": (40.6, 40.9), "lon": (-74.1, -73.8)}
+GRID = (20, 20)
+K = 10
+SPOTS = np.array([[40.758, -73.985], [40.713, -74.006], [40.730, -73.99], [40.78, -73.96],
+                  [40.645, -73.78], [40.77, -73.87], [40.69, -73.98]])
+WEIGHTS = np.array([0.3, 0.2, 0.15, 0.15, 0.05, 0.05, 0.1])
+
+
+def rides(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    spot = rng.choice(len(SPOTS), size=n, p=WEIGHTS)
+    return SPOTS[spot] + 0.015 * rng.standard_normal((n, 2))
+
+
+def write(path: Path, X: np.ndarray) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    tab = pa.table({"lat": X[:, 0], "lon": X[:, 1]})
+    if path.suffix == ".parquet":
+        pq.write_table(tab, path)
+    else:
+        pacsv.write_csv(tab, path)
+
+
+def select_cmd(data: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "dpsubmod.cli", "select", str(data), "--task",
+            "facility-location", "--grid", f"{GRID[0]}x{GRID[1]}",
+            "--bounds", "lat={},{}".format(*BOUNDS["lat"]),
+            "--bounds", "lon={},{}".format(*BOUNDS["lon"]), "--k", str(K), "--epsilon", "1",
+            "--backend", "numpy", "--seed", "0", "--out", str(out), *extra]
+
+
+CPU: dict[str, list[float]] = {}
+
+
+def timed(cmd: list[str], label: str = "") -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of a command, measured by /usr/bin/time; its CPU seconds
+    (user + system) are kept in ``CPU[label]``."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as fh:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", fh.name, *cmd],
+                           capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr)
+        rss, user, system = fh.read().strip().splitlines()[-1].split()
+        CPU.setdefault(label, []).append(float(user) + float(system))
+        return wall, int(rss) / 1024
+
+
+def floor(X: np.ndarray) -> float:
+    """The numpy streaming greedy: one pass over the records per step (see the docstring)."""
+    from dpsubmod.datasets import grid_candidates
+
+    C = grid_candidates(GRID[0], GRID[1], (*BOUNDS["lat"], *BOUNDS["lon"])).astype(np.float32)
+    h = (BOUNDS["lat"][1] - BOUNDS["lat"][0]) / GRID[1]
+    inv = np.float32(0.5 / h / h)
+    P = X.astype(np.float32)
+    best = np.zeros(P.shape[0], dtype=np.float32)
+    t0 = time.perf_counter()
+    for _ in range(K):
+        gains = np.zeros(C.shape[0])
+        for s in range(0, P.shape[0], 4096):
+            p = P[s:s + 4096]
+            d = p[:, 0:1] - C[:, 0]
+            d *= d
+            e = p[:, 1:2] - C[:, 1]
+            e *= e
+            d += e
+            d *= -inv
+            np.exp(d, out=d)
+            d -= best[s:s + 4096, None]
+            np.maximum(d, 0, out=d)
+            gains += d.sum(axis=0, dtype=np.float64)
+        j = int(np.argmax(gains))
+        for s in range(0, P.shape[0], 4096):
+            p = P[s:s + 4096]
+            col = np.exp(-inv * ((p[:, 0] - C[j, 0]) ** 2 + (p[:, 1] - C[j, 1]) ** 2))
+            np.maximum(best[s:s + 4096], col, out=best[s:s + 4096])
+    return time.perf_counter() - t0
+
+
+def dask_run(data: Path, workers: int = 2) -> tuple[float, list[int], list[float]]:
+    from distributed import Client, LocalCluster
+
+    from dpsubmod.tasks import build_constraint, build_task, private_select
+
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=50)
+    client = Client(cluster)
+    try:
+        t0 = time.perf_counter()
+        task = build_task("facility-location", str(data), grid=GRID, bounds=BOUNDS,
+                          scheduler=client)
+        rel = private_select(task, build_constraint(task, k=K), epsilon=1.0,
+                             backend="numpy", rng=0)
+        wall = time.perf_counter() - t0
+
+        def peak_mb() -> float:
+            with open("/proc/self/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+            return math.nan
+
+        mem = list(client.run(peak_mb).values())
+        return wall, list(rel.selection), mem
+    finally:
+        client.close()
+        cluster.close()
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} [{min(xs):.2f}, {max(xs):.2f}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="10^5 and 10^6 rows")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--no-dask", action="store_true")
+    args = p.parse_args(argv)
+    big, huge = (10 ** 5, 10 ** 6) if args.quick else (10 ** 6, 10 ** 7)
+    sizes = [big // 4, big // 2, big]
+    tmp = Path(tempfile.mkdtemp(prefix="dpsubmod-bench-"))
+    print(f"data in {tmp}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    X = rides(huge)
+    for n in sizes:
+        write(tmp / f"rides{n}.csv", X[:n])
+    write(tmp / f"rides{huge}.parquet", X)
+    out = tmp / "release.json"
+
+    res_a: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
+    floors, ratios = [], []
+    for r in range(args.rounds):
+        for n in sizes:
+            res_a[n].append(timed(select_cmd(tmp / f"rides{n}.csv", out), f"a{n}"))
+        sel_a = json.loads(out.read_text())["selection"]
+        fl = floor(X[:big])
+        floors.append(fl)
+        ratios.append(res_a[big][-1][0] / fl)
+        print(f"round {r + 1}: (a) {res_a[big][-1][0]:.2f} s, floor {fl:.2f} s")
+    t_b, m_b = timed(select_cmd(tmp / f"rides{huge}.parquet", out, "--chunk-rows", "262144"),
+                     "b")
+    fl_huge = statistics.median(floors) * huge / big
+
+    print(f"\n(a) dpsubmod select, {big:.0e} rows x {GRID[0] * GRID[1]} candidates, k={K}, "
+          "end to end")
+    t_a = [t for t, _ in res_a[big]]
+    m_a = [m for _, m in res_a[big]]
+    print(f"    time {spread(t_a)} s (target <= 4 s: "
+          f"{'PASS' if statistics.median(t_a) <= 4 else 'MISS'}), peak memory "
+          f"{max(m_a):.0f} MB (target <= 1024 MB: {'PASS' if max(m_a) <= 1024 else 'MISS'})")
+    print(f"    CPU time (user + system) {spread(CPU[f'a{big}'])} s; numpy floor "
+          f"{spread(floors)} s (one thread); ratio (a) / floor {spread(ratios)}")
+    print(f"(b) chunked from Parquet, {huge:.0e} rows: time {t_b:.2f} s, peak memory "
+          f"{m_b:.0f} MB (target <= 2048 MB: {'PASS' if m_b <= 2048 else 'MISS'}), CPU "
+          f"{CPU['b'][0]:.1f} s; floor "
+          f"(10 x the {big:.0e} floor) {fl_huge:.2f} s, ratio {t_b / fl_huge:.2f}")
+    if not args.no_dask:
+        t_c, sel_c, mem_c = dask_run(tmp / f"rides{big}.csv")
+        print(f"(c) 2-worker LocalCluster, {big:.0e} rows: time {t_c:.2f} s (ratio to (a) "
+              f"{t_c / statistics.median(t_a):.2f}), same selection as (a): "
+              f"{sel_c == sel_a}, peak memory per worker "
+              + ", ".join(f"{m:.0f} MB" for m in mem_c))
+    med = [statistics.median([t for t, _ in res_a[n]]) for n in sizes]
+    slope = np.polyfit(np.log(sizes), np.log(med), 1)[0]
+    print("growth of (a)'s time in N: " + ", ".join(f"N={n:.1e}: {t:.2f} s"
+                                                    for n, t in zip(sizes, med))
+          + f"; exponent {slope:.2f}")
+    t_1e7 = t_b
+    print(f"growth from (a) at {big:.0e} to (b) at {huge:.0e}: exponent "
+          f"{math.log(t_1e7 / med[-1]) / math.log(huge / big):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
