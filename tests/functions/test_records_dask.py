@@ -97,3 +97,25 @@ def test_an_unreachable_scheduler_is_refused_before_any_charge():
                                          scheduler="tcp://127.0.0.1:9")
         maximize(f, 2, "private_greedy", epsilon=0.5, budget=budget)
     assert budget.spent == (0.0, 0.0)
+
+
+def test_select_on_a_cluster_reads_parquet_on_the_workers(client, tmp_path):
+    import json
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from dpsubmod.cli import main
+
+    path = tmp_path / "rides.parquet"
+    pq.write_table(pa.table({"rider": USERS[:20_000], "x": P[:20_000, 0], "y": P[:20_000, 1]}),
+                   path, row_group_size=6_000)
+    args = ["select", str(path), "--task", "facility-location", "--grid", "4x4", "--bounds",
+            "x=0,1", "--bounds", "y=0,1", "--k", "3", "--epsilon", "2", "--backend", "numpy",
+            "--seed", "1", "--user-column", "rider", "--max-rows-per-user", "2"]
+    docs = []
+    for extra in ([], ["--scheduler", client.scheduler.address]):
+        out = tmp_path / f"r{len(docs)}.json"
+        assert main([*args, "--out", str(out), *extra]) == 0
+        docs.append(json.loads(out.read_text()))
+    assert docs[0]["selection"] == docs[1]["selection"]
+    assert docs[0]["sensitivity"] == docs[1]["sensitivity"] == 2.0

@@ -334,10 +334,15 @@ def _select(args: argparse.Namespace) -> int:
                       invalid=args.invalid_rows, **scale, **public)
     spec = build_constraint(task, k=args.k, groups=_groups(args.groups),
                             capacities=_capacities(args.capacities), k_name="--k")
-    with _progress(task, spec) as bar:
-        rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                             backend=args.backend, budget=budget, rng=args.seed)
-        bar.close()
+    try:
+        with _progress(task, spec) as bar:
+            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                 backend=args.backend, budget=budget, rng=args.seed)
+            bar.close()
+    finally:
+        client = getattr(getattr(task.f, "blocks", None), "client", None)
+        if args.scheduler is not None and client is not None:
+            client.close()
     doc = rel.to_dict(__version__)
     if out is not None:
         _write(out, "--out", doc)

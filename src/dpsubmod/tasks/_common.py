@@ -211,6 +211,14 @@ class Scale:
     def streaming(self) -> bool:
         return self.chunk_rows is not None
 
+    def scans(self, records: object) -> bool:
+        """Whether the records are read by chunks (or by the cluster's workers) from a file."""
+        import os
+
+        return self.streaming or (
+            self.scheduler is not None and isinstance(records, (str, os.PathLike))
+            and str(records).lower().endswith((".parquet", ".pq")))
+
 
 def statement(f: SetFunction, source: str, s_max: float, m: int | None
               ) -> tuple[str, str, int | None]:
@@ -247,7 +255,7 @@ def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
     if (scale.user_column is None) != (scale.max_rows_per_user is None):
         raise ValidationError("user_column and max_rows_per_user go together: which rows "
                               "belong to one person, and how many of them count.")
-    if not scale.streaming:
+    if not scale.scans(records):
         text = [scale.user_column] if scale.user_column is not None else []
         tab = records if isinstance(records, RecordTable) else as_table(
             records, names=names, text_columns=text)
@@ -259,6 +267,8 @@ def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
     if not isinstance(records, (str, os.PathLike)):
         raise ValidationError("chunk_rows reads a CSV or Parquet file in chunks; pass the "
                               "file's path (in-memory records need no chunking).")
+    if scale.chunk_rows is not None and scale.chunk_rows < 1:
+        raise ValidationError(f"chunk_rows must be at least 1; got {scale.chunk_rows}.")
     from pathlib import Path
 
     from ..datasets import scan_records

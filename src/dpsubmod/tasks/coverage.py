@@ -43,11 +43,11 @@ def coverage(records: object, *, columns: Sequence[str] | None = None, invalid: 
     rule = check_rule(invalid, "coverage", _ALLOWED, _WHY)
     cols = coordinate_columns(table, columns, exclude=(scale.user_column,))
     diagnostics: dict[str, Any] = {}
-    if scale.streaming:
+    if scale.scans(records):
         from ..datasets import scan_records
 
         data: Any = scan_records(records, list(cols), user_column=scale.user_column,
-                                 chunk_rows=scale.chunk_rows, names=names)
+                                 chunk_rows=scale.chunk_rows or 1 << 18, names=names)
         ids = True if scale.user_column is not None else None
     else:
         data = np.column_stack([table.column(c, "columns") for c in cols])

@@ -210,11 +210,11 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
     lo = np.array([bnd[c][0] if c in bnd else -np.inf for c in cols])
     hi = np.array([bnd[c][1] if c in bnd else np.inf for c in cols])
     diagnostics: dict[str, Any] = {}
-    if scale.streaming:
+    if scale.scans(records):
         from ..datasets import scan_records
 
         data: Any = scan_records(records, list(cols), user_column=scale.user_column,
-                                 chunk_rows=scale.chunk_rows, names=names)
+                                 chunk_rows=scale.chunk_rows or 1 << 18, names=names)
         ids = True if scale.user_column is not None else None
         diagnostics["note"] = "not counted in chunked mode (it would take another pass)"
     else:

@@ -270,13 +270,16 @@ def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_
         client = connect(scheduler)
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     data = chunks
-    if not _is_dask(chunks):
+    if getattr(chunks, "kind", None) == "parquet":
+        if user_id is not None and chunks.user_column is None:
+            raise ValidationError("user_id=True needs the chunk source's user_column.")
+    elif not _is_dask(chunks):
         data, user_id = _gather_local(chunks, user_id, chunk_rows)
         if user_id is not None and not isinstance(user_id, bool) \
                 and np.shape(user_id) != (data.shape[0],):
             raise ValidationError(f"user_id has {np.shape(user_id)} ids for {data.shape[0]} "
                                   "rows; give one id per row.")
-    if isinstance(user_id, bool):
+    if isinstance(user_id, bool) and getattr(chunks, "kind", None) != "parquet":
         raise ValidationError("user_id=True needs chunks of (values, user_ids) pairs.")
     parts, counted = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
     if counted == 0:

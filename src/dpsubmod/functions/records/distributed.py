@@ -64,6 +64,29 @@ def _prepare(block: np.ndarray, clean: Any, index: int, ids: Any) -> dict:
     return {"index": index, "X": vals, "valid": valid, "ids": ids, "rows": X.shape[0]}
 
 
+def _read_group(path: str, group: int, columns: list[str], user_column: str | None
+                ) -> tuple[np.ndarray, Any]:
+    """One Parquet row group, read on the worker that will hold it."""
+    import pyarrow.parquet as pq
+
+    from ...datasets.chunks import ChunkSource
+
+    want = columns + ([user_column] if user_column else [])
+    batch = pq.ParquetFile(path).read_row_group(group, columns=want).combine_chunks()
+    src = ChunkSource("parquet", path, tuple(columns), user_column, 1, tuple(want), path)
+    out = src._convert(batch.to_batches()[0]) if batch.num_rows else (
+        np.zeros((0, len(columns))), np.zeros(0) if user_column else None)
+    return out if isinstance(out, tuple) else (out, None)
+
+
+def _first(pair: tuple) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple) -> Any:
+    return pair[1]
+
+
 def _user_counts(part: dict) -> tuple[np.ndarray, np.ndarray]:
     b = FirstRows(1)
     b.keep(part["ids"], "user_id")
@@ -171,7 +194,23 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
     row blocks, or a numpy array of this process, scattered to the workers in ``n_parts`` row
     blocks (no copy of the data inside the task graph).
     """
-    if hasattr(records, "__dask_graph__"):
+    if getattr(records, "kind", None) == "parquet":
+        # Parquet on the cluster: each worker reads its own row groups (a shared file system)
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(records._obj).metadata
+        cols, uc = list(records.columns), records.user_column
+        if len(cols) != width:
+            raise ValidationError(f"The records have {len(cols)} value columns; {width} are "
+                                  "needed.")
+        pairs = [client.submit(_read_group, records._obj, g, cols, uc, pure=False)
+                 for g in range(meta.num_row_groups)]
+        data = [client.submit(_first, p, pure=False) for p in pairs]
+        ids = ([client.submit(_second, p, pure=False) for p in pairs] if uc is not None
+               else [None] * len(pairs))
+        total = int(meta.num_rows)
+        user_id = uc
+    elif hasattr(records, "__dask_graph__"):
         arr = records
         if hasattr(arr, "to_dask_array"):
             arr = arr.to_dask_array(lengths=True)
