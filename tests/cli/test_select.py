@@ -459,3 +459,19 @@ def test_scale_refusals_are_one_line_before_any_noise(tmp_path, capsys, case):
     for needle in needles:
         assert needle in err[0], (needle, err[0])
     assert budget.read_text() == before and not (tmp_path / "r.json").exists()
+
+
+def test_a_malformed_private_row_is_a_row_of_invalid_values_not_an_error(tmp_path, capsys):
+    from dpsubmod.cli import main
+
+    data = rides(tmp_path, extra="40.71,-73.99,secret-4471\n")
+    out = tmp_path / "r.json"
+    args = ["select", str(data), "--task", "facility-location", "--grid", "3x3", "--bounds",
+            "lat=40.6,40.9", "--bounds", "lon=-74.1,-73.8", "--k", "1"]
+    assert main([*args, "--epsilon", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "4471" not in printed.out + printed.err + out.read_text()
+    assert json.loads(out.read_text())["data"]["records"] == 301
+    assert main([*args, "--check-data"]) == 1
+    report = capsys.readouterr().out
+    assert "DATA CHECK, not a release" in report and "secret-4471" in report

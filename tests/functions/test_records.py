@@ -259,3 +259,19 @@ def test_an_all_zero_sparse_similarity_is_handled():
     assert f.value([0, 1]) == 0.0
     r = maximize(f, 2, "private_greedy", epsilon=1.0, rng=0)
     assert len(r.selection) == 2 and r.diagnostics.value == 0.0
+
+
+@pytest.mark.parametrize("C, kw", KINDS)
+def test_windows_leave_out_only_terms_that_add_nothing(C, kw):
+    # gains computed on each sub-block's window equal the plain sum over every candidate
+    g = FacilityLocation.from_chunks(P, C, **kw)
+    st = g.state()
+    X = np.concatenate(list(g.blocks.source()))
+    for e in (5, 17, 2):
+        state = np.concatenate(st.states)
+        full = np.maximum(g.kernel.block(X) - state[:, None], 0).sum(axis=0, dtype=np.float64)
+        full[st.mask] = 0.0
+        got = st.cache.copy()
+        got[st.mask] = 0.0
+        assert np.array_equal(got, full)
+        st.add(e)

@@ -77,7 +77,20 @@ class ChunkSource:
                                      skip_rows=int(self._csv_header))
             conv = pacsv.ConvertOptions(include_columns=want, column_types=types,
                                         null_values=[""], strings_can_be_null=True)
-            yield from pacsv.open_csv(self._obj, read_options=read, convert_options=conv)
+            skipped = [0]
+
+            def malformed(row: object) -> str:
+                # a row with the wrong number of cells is kept as a row of invalid values
+                # (appended at the end of the pass, the same on every pass): an error would
+                # quote it
+                skipped[0] += 1
+                return "skip"
+
+            parse = pacsv.ParseOptions(invalid_row_handler=malformed)
+            yield from pacsv.open_csv(self._obj, read_options=read, parse_options=parse,
+                                      convert_options=conv)
+            if skipped[0]:
+                yield pa.record_batch({c: pa.nulls(skipped[0], pa.string()) for c in want})
 
     def chunks(self) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
         """A fresh pass over the records, one chunk at a time."""

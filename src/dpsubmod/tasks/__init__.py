@@ -154,8 +154,15 @@ def check_data(task: str, records: object, *, columns: list[str] | None = None,
     """
     task = _check_task(task)
     _check_public(task, public)
-    table = records if isinstance(records, RecordTable) else as_table(
-        records, names=names, text_columns=[])
+    try:
+        table = records if isinstance(records, RecordTable) else as_table(
+            records, names=names, text_columns=[], strict=True)
+    except ValidationError as exc:
+        if "malformed" not in str(exc):
+            raise
+        detail = str(exc).split("(", 1)[-1].removesuffix(". Fix the file.").removesuffix(")")
+        return DataIssue("a row", "(all)", detail, "malformed CSV row: the wrong number of "
+                         "cells")
     if task == "feature-selection":
         label = public.get("label")
         cols = list(columns) if columns is not None else [

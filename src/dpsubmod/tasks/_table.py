@@ -116,8 +116,8 @@ def _open_check(path: Path, what: str) -> None:
 
 
 def _read_csv(path: Path, *, header: bool | str, names: Sequence[str] | None,
-              text_columns: Sequence[str], what: str, delimiter: str = ","
-              ) -> RecordTable:
+              text_columns: Sequence[str], what: str, delimiter: str = ",",
+              strict: bool = True) -> RecordTable:
     _open_check(path, what)
     try:
         first = _first_line(path, delimiter)
@@ -156,9 +156,10 @@ def _read_csv(path: Path, *, header: bool | str, names: Sequence[str] | None,
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raw = _read_csv_python(path, len(cols), int(has_header), delimiter, what)
+        raw = _read_csv_python(path, len(cols), int(has_header), delimiter, what, strict)
     else:
-        raw = _read_csv_arrow(path, cols, int(has_header), delimiter, what, text_columns)
+        raw = _read_csv_arrow(path, cols, int(has_header), delimiter, what, text_columns,
+                              strict)
     numeric, text = {}, {}
     for name, cells in zip(cols, raw):
         if name in text_columns:
@@ -194,20 +195,29 @@ def _to_float(cells: np.ndarray) -> np.ndarray:
 
 
 def _read_csv_arrow(path: Path, cols: list[str], skip: int, delimiter: str, what: str,
-                    text_columns: Sequence[str]) -> list[np.ndarray]:
+                    text_columns: Sequence[str], strict: bool = True) -> list[np.ndarray]:
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv as pacsv
 
     read = pacsv.ReadOptions(column_names=cols, skip_rows=skip, block_size=1 << 24)
-    parse = pacsv.ParseOptions(delimiter=delimiter)
+    skipped = [0]
+
+    def malformed(row: object) -> str:
+        # A private row that cannot be parsed (wrong number of cells) is kept as a row of
+        # invalid values, for the task's rule: refusing would print the row.
+        skipped[0] += 1
+        return "skip"
+
+    parse = pacsv.ParseOptions(delimiter=delimiter,
+                               invalid_row_handler=None if strict else malformed)
     types = {c: (pa.string() if c in text_columns else pa.float64()) for c in cols}
     # First try: numeric columns parsed as numbers (the fast path for clean files).
     conv = pacsv.ConvertOptions(column_types=types, null_values=[""],
                                 strings_can_be_null=False)
     try:
         tab = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=conv)
-        return [_numpy(tab.column(c)) for c in cols]
+        return _pad([_numpy(tab.column(c)) for c in cols], skipped[0])
     except pa.ArrowInvalid as exc:
         if "conversion error" not in str(exc):
             raise ValidationError(
@@ -216,6 +226,7 @@ def _read_csv_arrow(path: Path, cols: list[str], skip: int, delimiter: str, what
             ) from None
     # Some numeric cell is not a number: read text and convert with a vectorised pattern.
     conv = pacsv.ConvertOptions(column_types={c: pa.string() for c in cols})
+    skipped[0] = 0
     tab = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=conv)
     out = []
     for c in cols:
@@ -226,7 +237,16 @@ def _read_csv_arrow(path: Path, cols: list[str], skip: int, delimiter: str, what
         num = pc.match_substring_regex(col, _NUMBER)
         vals = pc.if_else(num, pc.utf8_trim_whitespace(col), pa.scalar(None, pa.string()))
         out.append(_numpy(pc.cast(vals, pa.float64())))
-    return out
+    return _pad(out, skipped[0])
+
+
+def _pad(cols: list[np.ndarray], rows: int) -> list[np.ndarray]:
+    """Append ``rows`` rows of invalid values (NaN, or empty text)."""
+    if rows == 0:
+        return cols
+    return [np.concatenate([c, np.full(rows, "" if c.dtype.kind in "OUS" else np.nan,
+                                       dtype=c.dtype if c.dtype.kind != "O" else object)])
+            for c in cols]
 
 
 def _numpy(col: object) -> np.ndarray:
@@ -252,14 +272,16 @@ def arrow_floats(arr: object) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False))
 
 
-def _read_csv_python(path: Path, width: int, skip: int, delimiter: str, what: str
-                     ) -> list[np.ndarray]:
+def _read_csv_python(path: Path, width: int, skip: int, delimiter: str, what: str,
+                     strict: bool = True) -> list[np.ndarray]:
     rows = []
     with open(path, encoding="utf-8-sig", newline="") as fh:
         for cells in csv.reader(fh, delimiter=delimiter):
             if cells and any(c.strip() for c in cells):
                 rows.append(cells)
     rows = rows[skip:]
+    if not strict:
+        rows = [r if len(r) == width else [""] * width for r in rows]
     if any(len(r) != width for r in rows):
         raise ValidationError(f"{what} {path.name}: rows of unequal length (every row needs "
                               f"{width} cells). Fix the file.")
@@ -308,7 +330,7 @@ def _from_arrow(tab: object, text_columns: Sequence[str], source: str,
 
 def as_table(records: object, *, names: Sequence[str] | None = None,
              text_columns: Sequence[str] = (), what: str = "records",
-             header: bool | str = "auto") -> RecordTable:
+             header: bool | str = "auto", strict: bool = False) -> RecordTable:
     """Turn ``records`` into a :class:`RecordTable`.
 
     Parameters
@@ -325,6 +347,10 @@ def as_table(records: object, *, names: Sequence[str] | None = None,
     header : bool or "auto"
         For CSV: whether the first line holds column names ("auto": when one of its cells is
         not a number).
+    strict : bool, default=False
+        For CSV: refuse a row with the wrong number of cells (the data check, public files).
+        Otherwise such a private row is kept as a row of invalid values, handled by the task's
+        rule like any other: an error would quote it.
     """
     if isinstance(records, (str, os.PathLike)):
         p = Path(os.fspath(records))
@@ -333,7 +359,8 @@ def as_table(records: object, *, names: Sequence[str] | None = None,
                 raise ValidationError(f"{what} {p.name}: a Parquet file names its columns; "
                                       "drop the names.")
             return _read_parquet(p, None, text_columns, what)
-        return _read_csv(p, header=header, names=names, text_columns=text_columns, what=what)
+        return _read_csv(p, header=header, names=names, text_columns=text_columns, what=what,
+                         strict=strict)
     if hasattr(records, "column_names") and hasattr(records, "num_rows"):  # pyarrow Table
         return _from_arrow(records, text_columns, f"{what} (pyarrow table)", None)
     if hasattr(records, "columns") and hasattr(records, "to_numpy"):  # a DataFrame
