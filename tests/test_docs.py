@@ -1,11 +1,11 @@
 """The user guide's Python examples run as written, and its links into the errata resolve.
 
-Every ```python block of ``docs/quickstart.md``, ``docs/coming_from.md``, ``docs/privacy.md``
-and each ``docs/algorithms/*.md`` page is executed, in page order, in one namespace per page (a
-later block may reuse an earlier block's names, as a reader would). The blocks of the quick
-start and of the page for users of other libraries also run each in a fresh namespace, since a
-newcomer copies one block at a time. A block preceded by a ``<!-- skip-test -->`` line is
-skipped (for examples that need optional data).
+Every ```python block of ``docs/quickstart.md``, ``docs/coming_from.md``, ``docs/privacy.md``,
+``docs/estimators.md`` and each ``docs/algorithms/*.md`` page is executed, in page order, in
+one namespace per page (a later block may reuse an earlier block's names, as a reader would).
+The blocks of the quick start, of the page for users of other libraries and of the estimators
+page also run each in a fresh namespace, since a newcomer copies one block at a time. A block
+preceded by a ``<!-- skip-test -->`` line is skipped (for examples that need optional data).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = [DOCS / "quickstart.md", DOCS / "coming_from.md", DOCS / "privacy.md",
-         *sorted((DOCS / "algorithms").glob("*.md"))]
+         DOCS / "estimators.md", *sorted((DOCS / "algorithms").glob("*.md"))]
 #: Pages whose every block runs on its own, as a reader copying one block would run it.
-STANDALONE = [DOCS / "quickstart.md", DOCS / "coming_from.md"]
+STANDALONE = [DOCS / "quickstart.md", DOCS / "coming_from.md", DOCS / "estimators.md"]
 SKIP = "<!-- skip-test -->"
 BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
 

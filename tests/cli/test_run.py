@@ -54,6 +54,8 @@ def test_online_example_with_workers_and_parquet(tmp_path):
     assert p.returncode == 0, p.stderr
     assert out.exists() and "2 local processes" in p.stdout
     assert "SubmodPFTAL" in p.stdout and "regret mean" in p.stdout
+    # the file's own reading of its surprising results is printed after them
+    assert "How to read these results" in p.stdout and "RISES with epsilon" in p.stdout
     if "matplotlib is not installed" not in p.stdout:
         assert (tmp_path / "online_regret_vs_T.png").stat().st_size > 10_000
 

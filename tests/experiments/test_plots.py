@@ -115,3 +115,33 @@ def test_the_experiment_scripts_plot_functions_take_axes():
                for T in (8, 16) for e in (1.0, 10.0)]
     ax = plots.figure().subplots()
     assert online_maximization.plot_regret_vs_epsilon(summary, 16, ax=ax) is ax.figure
+
+
+def test_regret_below_zero_is_drawn_not_dropped():
+    summary = plots.summarize(
+        [{"method": "L", "epsilon": 1.0, "T": T, "seed": s, "regret": r + s}
+         for T, r in ((10, 2.0), (100, -3.0), (1000, 5.0)) for s in (0, 1)], "regret")
+    fig = plots.plot_regret_vs_T(summary, ax=plots.figure().subplots(), slopes={"L": 0.5})
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "symlog"
+    line = ax.get_lines()[0]
+    assert list(line.get_xdata()) == [10, 100, 1000]  # the negative mean is a point too
+    assert line.get_ydata()[1] == pytest.approx(-2.5)
+    assert "on the 2 positive points" in line.get_label()
+    assert "below 0" in ax.get_title()
+
+
+def test_an_online_run_charged_before_round_1_shows_its_charge():
+    import math
+
+    from dpsubmod.online import SubmodPFTAL, ftl_trap_stream, run
+
+    tr = run(SubmodPFTAL(3, T=400, M=1.0, epsilon=2.0, rng=0),
+             ftl_trap_stream([0.5, -0.3, 0.2], 400))
+    steps, what = plots.privacy_steps(tr)
+    assert what == "per round" and steps[0] == 2.0 and not steps[1:].any()
+    fig = plots.plot_privacy_per_step(tr, ax=plots.figure().subplots())
+    ax = fig.axes[0]
+    stems = [c for c in ax.collections if len(c.get_segments()) == 1]
+    assert stems and math.isclose(stems[0].get_segments()[0][1][1], 2.0)
+    assert any("charged before round 1" in t.get_text() for t in ax.texts)

@@ -248,6 +248,7 @@ def bad(path, value):
     (bad("experiment.learners", ["FIDP"]), r"methods'"),
     (bad("experiment.epsilon", 1.0), r"unknown key 'epsilon'. Did you mean 'epsilons'"),
     (bad("objective.kind", "coverage"), r"\[objective\] kind: must be one of"),
+    (bad("experiment.note", ["read", "me"]), r"\[experiment\] note: must be a string"),
     (bad("objective.record", 10), r"unknown key 'record'. Did you mean 'records'"),
     (bad("objective.bandwidth", "wide"), r"\[objective\] bandwidth.*real number"),
     (bad("objective.candidates", 2.5), r"candidates.*integer"),
@@ -303,3 +304,10 @@ def test_write_table_round_trip(tmp_path):
     pytest.importorskip("pyarrow")
     back = read_table(write_table(rows, tmp_path / "t.parquet", schema=schema), schema=schema)
     assert back[0] == rows[0] and np.isnan(back[1]["b"])
+
+
+def test_a_note_is_kept_but_not_part_of_the_fingerprint():
+    plain = parse_config(offline_doc(seeds=1))
+    noted = parse_config(offline_doc(seeds=1, note="Read the bands."))
+    assert noted.note == "Read the bands." and plain.note == ""
+    assert sw.config_id(noted) == sw.config_id(plain)  # a reworded note resumes the same rows

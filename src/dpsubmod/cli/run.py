@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from pathlib import Path
 
 from ..experiments.config import example_names
@@ -73,6 +74,13 @@ def _run(args: argparse.Namespace) -> int:
     if config.problem == "offline":
         print("utility = value of the selection / value of the non-private greedy, measured "
               "on the private data (a diagnostic, not a private release).")
+    if config.note.strip():
+        # the experiment file's own reading of its results, one paragraph per blank line
+        print("\nHow to read these results (from the experiment file):")
+        for par in (p for p in config.note.split("\n\n") if p.strip()):
+            print(textwrap.fill(" ".join(par.split()), width=96, initial_indent="  * ",
+                                subsequent_indent="    "))
+        print()
     stem = path.stem
     summary_path = write_table(summary, path.with_name(f"{stem}_summary.csv"))
     print(f"Results: {path} ({result.ran} cell(s) run, {result.resumed} resumed from the file)")

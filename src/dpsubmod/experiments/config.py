@@ -11,6 +11,7 @@ Offline problem (one private data set, one release per cell)::
     methods = ["greedy", "private_greedy"]   # names from dpsubmod.offline.list_methods()
     epsilons = [0.1, 1.0, 10.0]  # total budgets of the private methods
     delta = 0.0                  # optional; the delta of (epsilon, delta)-DP methods
+    note = "..."                 # optional; how to read the results, printed after them
 
     [objective]
     kind = "facility_location"   # or "mutual_information"
@@ -56,9 +57,10 @@ __all__ = ["ConfigError", "SweepConfig", "load_config", "parse_config", "example
 
 _PROBLEMS = ("offline", "online")
 _EXPERIMENT_KEYS = {
-    "offline": ("name", "problem", "seed", "seeds", "k", "methods", "epsilons", "delta", "out"),
+    "offline": ("name", "problem", "seed", "seeds", "k", "methods", "epsilons", "delta", "out",
+                "note"),
     "online": ("name", "problem", "seed", "seeds", "k", "learners", "epsilons", "delta", "T",
-               "out"),
+               "out", "note"),
 }
 _TABLES = {"offline": ("experiment", "objective", "options"),
            "online": ("experiment", "stream", "options")}
@@ -94,6 +96,9 @@ class SweepConfig:
         Method name to its keyword arguments.
     out : str or None
         The output path the file asks for (relative to the current directory).
+    note : str
+        How to read the results (paragraphs separated by blank lines), printed by
+        ``dpsubmod run`` after the summary; not part of the configuration's fingerprint.
     source : str
         Where the configuration came from (for messages).
     """
@@ -110,6 +115,7 @@ class SweepConfig:
     spec: dict[str, Any] = field(default_factory=dict)
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     out: str | None = None
+    note: str = ""
     source: str = "<config>"
 
     def is_private(self, method: str) -> bool:
@@ -226,6 +232,9 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> SweepC
     out = exp.get("out")
     if out is not None and not isinstance(out, str):
         raise _err(source, "[experiment] out", f"must be a path string; got {out!r}.")
+    note = exp.get("note", "")
+    if not isinstance(note, str):
+        raise _err(source, "[experiment] note", f"must be a string; got {note!r}.")
 
     if problem == "offline":
         methods, spec, Ts = _offline(source, data, exp, k)
@@ -249,7 +258,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> SweepC
         options[m] = dict(kw)
     return SweepConfig(name=name, problem=problem, seed=seed, seeds=seeds,
                        methods=tuple(methods), epsilons=epsilons, Ts=Ts, k=k, delta=delta,
-                       spec=spec, options=options, out=out, source=source)
+                       spec=spec, options=options, out=out, note=note, source=source)
 
 
 def _offline(source: str, data: Mapping[str, Any], exp: Mapping[str, Any], k: int

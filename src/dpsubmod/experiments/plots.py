@@ -246,6 +246,13 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
     band : {"sd", "quantile"}
         As in :func:`plot_metric_vs_epsilon`; the band is clipped to positive values (log axis).
 
+    Notes
+    -----
+    Regret against the best *fixed* set in hindsight can be negative: a learner whose sets
+    change from round to round may beat every fixed set. When some mean is 0 or below, the y
+    axis is symmetric-logarithmic (linear around 0) so that every point is drawn, and slopes
+    are fitted on the positive points only.
+
     Returns
     -------
     matplotlib.figure.Figure
@@ -258,6 +265,12 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
     colors = _colors()
     drawn_slope: set[str] = set()
     all_T: set[float] = set()
+    centers = np.array([s[center] for s in summary], dtype=float)
+    # the theorem's slope goes through a method's least noisy line: its largest epsilon
+    anchor = {m: max((e for mm, e in lines if mm == m),
+                     key=lambda e: math.inf if e is None else e) for m, _ in lines}
+    # a log axis cannot show regret <= 0, and dropping those points hides results
+    signed = bool(np.any(centers[np.isfinite(centers)] <= 0))
     for i, (method, eps) in enumerate(lines):
         color = colors[i % len(colors)]
         pts = sorted((s for s in summary if (s["method"], s["epsilon"]) == (method, eps)),
@@ -265,27 +278,43 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
         T = np.array([s["T"] for s in pts], dtype=float)
         m = np.array([s[center] for s in pts])
         keep = m > 0
-        if not keep.any():
+        if not keep.any() and not signed:
             continue
+        all_T.update(T.tolist())
         lo, hi = np.array([_band(s, band) for s in pts]).T
-        floor = m[keep].min() / 10.0
         label = method if eps is None else f"{method}, eps={eps:g}"
         if keep.sum() >= 2:
             fit = np.polyfit(np.log(T[keep]), np.log(m[keep]), 1)[0]
-            label += f" (fitted slope {fit:.2f})"
-        ax.plot(T[keep], m[keep], "o-", color=color, label=label, ms=4)
-        ax.fill_between(T[keep], np.maximum(lo[keep], floor), hi[keep], color=color, alpha=0.15,
-                        lw=0)
+            label += f" (fitted slope {fit:.2f}"
+            label += ")" if keep.all() else f" on the {keep.sum()} positive points)"
+        if signed:
+            ax.plot(T, m, "o-", color=color, label=label, ms=4)
+            ax.fill_between(T, lo, hi, color=color, alpha=0.15, lw=0)
+        else:
+            floor = m[keep].min() / 10.0
+            ax.plot(T[keep], m[keep], "o-", color=color, label=label, ms=4)
+            ax.fill_between(T[keep], np.maximum(lo[keep], floor), hi[keep], color=color,
+                            alpha=0.15, lw=0)
+        if not keep.any():
+            continue
         a = slopes.get(method)
-        if a is not None and T.size >= 2 and method not in drawn_slope:
+        if a is not None and T.size >= 2 and method not in drawn_slope \
+                and eps == anchor[method]:
             # the theorem fixes the slope, not the constant: place the line by least squares
             c = float(np.mean(np.log(m[keep]) - a * np.log(T[keep])))
             ax.plot(T, np.exp(c) * T ** a, "--", color=color, lw=1, alpha=0.8,
-                    label=f"slope {_frac(a)}: theorem for {method}")
+                    label=f"slope {_frac(a)}: theorem for {method}"
+                    + ("" if eps is None or len({e for mm, e in lines if mm == method}) == 1
+                       else f" (through eps={eps:g})"))
             drawn_slope.add(method)
-        all_T.update(T.tolist())
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if signed:
+        nonzero = np.abs(centers[np.isfinite(centers) & (centers != 0)])
+        lin = 10.0 ** math.floor(math.log10(nonzero.min())) if nonzero.size else 1.0
+        ax.set_yscale("symlog", linthresh=lin)
+        ax.axhline(0.0, color="0.4", lw=0.8)
+    else:
+        ax.set_yscale("log")
     if 0 < len(all_T) <= 12:
         from matplotlib.ticker import FixedLocator, NullLocator
 
@@ -295,7 +324,9 @@ def plot_regret_vs_T(summary: Sequence[Mapping[str, Any]], *, ax: Any = None,
         ax.set_xticklabels([f"{t:g}" for t in ticks])
     ax.set_xlabel("horizon T (rounds)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title + ("\n" if title else "") + _band_label(band), fontsize=10)
+    note = ("\nmeans below 0 beat the best fixed set; symmetric log axis, linear near 0"
+            if signed else "")
+    ax.set_title(title + ("\n" if title else "") + _band_label(band) + note, fontsize=10)
     return _finish(fig, ax, legend_outside=True)
 
 
@@ -357,8 +388,22 @@ def plot_privacy_per_step(source: Any, *, ax: Any = None, title: str = "") -> An
     report = source.privacy if hasattr(source, "selection") else source
     x = np.arange(1, steps.size + 1)
     finite = np.isfinite(steps)
-    ax.bar(x[finite], steps[finite], color="tab:blue", alpha=0.6,
-           width=0.8 if steps.size <= 200 else 1.0, label=f"epsilon spent {what} (left axis)")
+    label = f"epsilon spent {what} (left axis)"
+    if steps.size <= 200:
+        ax.bar(x[finite], steps[finite], color="tab:blue", alpha=0.6, width=0.8, label=label)
+    else:
+        # a bar one step wide is thinner than a pixel on a long run: draw stems instead
+        spent = finite & (steps > 0)
+        ax.vlines(x[spent], 0.0, steps[spent], color="tab:blue", lw=1.5, label=label)
+        ax.plot(x[spent], steps[spent], "o", color="tab:blue", ms=4)
+    upfront = (what == "per round" and steps.size > 1 and finite.all() and steps[0] > 0
+               and not np.any(steps[1:]))
+    if upfront:
+        ax.annotate(f"epsilon={steps[0]:.3g} for the whole run, charged before round 1;\n"
+                    f"rounds 2 to {steps.size} add nothing: every round's data is covered "
+                    "by that one statement", xy=(x[0], steps[0]), xytext=(0.2, 0.55),
+                    textcoords="axes fraction", fontsize=8,
+                    arrowprops={"arrowstyle": "->", "color": "0.3"})
     ax.set_xlabel("round" if what == "per round" else "step (mechanism use)")
     ax.set_ylabel("epsilon of the step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -1,0 +1,237 @@
+"""What the private selectors share: release parameters, the budget across clones, inputs."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .._validation import check_delta, check_epsilon
+from ..errors import ParameterTypeError, ValidationError
+
+__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "as_float", "feature_names",
+           "bounds_by_name", "n_to_select", "validate_X"]
+
+#: Noise backends a caller may name (a method may support fewer; see its registry entry).
+_BACKENDS = ("secure", "numpy", "opendp")
+
+
+def expected_failed_checks(estimator: Any) -> dict[str, str]:
+    """scikit-learn estimator checks that ``estimator`` fails by design, with the reason.
+
+    Pass it to :func:`sklearn.utils.estimator_checks.parametrize_with_checks` as
+    ``expected_failed_checks=`` (or its value to ``check_estimator``). The reasons are also
+    listed in each estimator's docstring.
+    """
+    out = dict(getattr(estimator, "_expected_failed_checks", {}))
+    if getattr(estimator, "backend", "numpy") != "numpy":
+        out["check_fit_idempotent"] = (
+            "the secure backend draws its noise from the operating system's cryptographic "
+            "source, which random_state does not seed, so two fits may choose differently (the "
+            "estimator declares the non_deterministic tag; this check does not consult it)")
+    return out
+
+
+class PrivateSelectorMixin:
+    """Release parameters, a budget shared by clones, and the fitted state of a selector.
+
+    Subclasses store ``epsilon``, ``delta``, ``method``, ``backend``, ``budget`` and
+    ``random_state`` in ``__init__`` unchanged; :meth:`_release_params` checks them when ``fit``
+    starts.
+    """
+
+    #: check name -> why the estimator fails it by design (see expected_failed_checks)
+    _expected_failed_checks: dict[str, str] = {}
+    #: the attributes a successful fit sets (removed when a refit starts)
+    _fitted_attrs: tuple[str, ...] = ("ranking_", "privacy_", "release_")
+
+    def __sklearn_clone__(self) -> Any:
+        # scikit-learn's clone deep-copies every parameter, so a cloned selector would charge a
+        # copy of the budget and the caller's budget would never see the fits of
+        # cross-validation or grid search. The budget is the caller's object: clones share it.
+        new = super().__sklearn_clone__()  # type: ignore[misc]
+        new.budget = self.budget
+        return new
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)  # type: ignore[misc]
+        budget = state.get("budget")
+        # An in-memory budget that went through pickle (a worker process of n_jobs > 1, a
+        # deepcopy, a saved model) is a copy: charges to it never reach the caller's budget.
+        # A FileBudget is shared through its file and stays usable.
+        if budget is not None and getattr(budget, "path", None) is None:
+            self._copied_budget = budget
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "ranking_")
+
+    def _forget(self) -> None:
+        """Drop the last fit's selection, so a refit that fails leaves the estimator unfitted."""
+        for name in self._fitted_attrs:
+            if name in self.__dict__:
+                delattr(self, name)
+
+    def _release_params(self) -> tuple[float, float, str, str, Any, Any]:
+        """``(epsilon, delta, method, backend, budget, rng)``, checked before any data is read."""
+        caller = type(self).__name__
+        eps = check_epsilon(self.epsilon, "epsilon", caller=caller)  # type: ignore[attr-defined]
+        delta = check_delta(self.delta, "delta", caller=caller)  # type: ignore[attr-defined]
+        method = _check_method(self.method, caller)  # type: ignore[attr-defined]
+        backend = _check_backend(self.backend, method, caller)  # type: ignore[attr-defined]
+        budget = self._check_budget(caller)
+        rng = _check_random_state(self.random_state, backend, caller)  # type: ignore
+        return eps, delta, method, backend, budget, rng
+
+    def _check_budget(self, caller: str) -> Any:
+        from ..privacy import Ledger
+
+        budget = self.budget  # type: ignore[attr-defined]
+        if budget is None:
+            return None
+        if not isinstance(budget, Ledger):
+            raise ParameterTypeError(
+                f"The 'budget' parameter of {caller} must be a dpsubmod.Budget (one per data "
+                f"set, e.g. dpsubmod.Budget(2.0)) or None; got {type(budget).__name__}.")
+        if budget is getattr(self, "_copied_budget", None):
+            raise ValidationError(
+                f"This {caller} was copied by pickling (for example sent to a worker process "
+                "by n_jobs > 1, or deep-copied) together with its in-memory Budget, so its "
+                "charges would go to a copy and never reach your budget. Fit in one process "
+                "(n_jobs=1), share a dpsubmod.privacy.FileBudget (charged through its file), or "
+                "set_params(budget=...) with the live budget.")
+        return budget
+
+
+def _check_method(method: object, caller: str) -> str:
+    from ..offline import list_methods
+
+    names = list_methods(private=True)
+    if not isinstance(method, str) or method not in names:
+        raise ValidationError(
+            f"The 'method' parameter of {caller} must be a private method, one of {names} "
+            f"(dpsubmod.list_methods(private=True)); got {method!r}.")
+    return method
+
+
+def _check_backend(backend: object, method: str, caller: str) -> str:
+    from ..offline import get_method
+
+    if not isinstance(backend, str) or backend not in _BACKENDS:
+        raise ValidationError(
+            f"The 'backend' parameter of {caller} must be one of {list(_BACKENDS)}: 'secure' "
+            "for a release that protects people, 'numpy' for a seeded simulation; got "
+            f"{backend!r}.")
+    spec = get_method(method)
+    if backend not in spec.backends:
+        raise ValidationError(
+            f"The method {method!r} of {caller} draws its noise on the "
+            f"{' or '.join(spec.backends)} backend only; pass backend={spec.backends[0]!r} or "
+            "another method.")
+    return backend
+
+
+def _check_random_state(random_state: object, backend: str, caller: str) -> Any:
+    """``random_state`` as the library's ``rng`` (validated; resolved by the method it feeds)."""
+    from .._rng import check_rng
+
+    accepted = "None, an int >= 0, a numpy Generator or a numpy SeedSequence"
+    if isinstance(random_state, np.random.RandomState):
+        raise ParameterTypeError(
+            f"The 'random_state' parameter of {caller} must be {accepted}; got a legacy "
+            "RandomState. Pass an int seed or np.random.default_rng(seed).")
+    try:
+        check_rng(random_state, caller)
+    except ParameterTypeError:
+        raise ParameterTypeError(
+            f"The 'random_state' parameter of {caller} must be {accepted}; got "
+            f"{random_state!r}.") from None
+    if random_state is not None and backend != "numpy":
+        warnings.warn(
+            f"random_state does not make {caller} fits on the {backend} backend repeat: that "
+            "backend draws its noise from the operating system. Use backend='numpy' for a "
+            "seeded simulation (not a private release).", UserWarning, stacklevel=4)
+    return random_state
+
+
+def validate_X(estimator: Any, X: Any, *, reset: bool, min_samples: int = 1) -> np.ndarray:
+    """``X`` as a 2-d array, feature names and counts recorded or checked.
+
+    Values are not checked: NaN, infinite and non-numeric cells of private rows are invalid
+    values that the task's declared rule handles, so a bad row never raises.
+    """
+    return validate_data(estimator, X, reset=reset, dtype=None, accept_sparse=False,
+                         ensure_all_finite=False, ensure_min_samples=min_samples)
+
+
+def _cell(v: object) -> float:
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return np.nan
+
+
+_CELLS = np.vectorize(_cell, otypes=[np.float64])
+
+
+def as_float(X: np.ndarray) -> np.ndarray:
+    """float64 values; a cell that is not a number (text, None, an object) becomes NaN."""
+    X = np.asarray(X)
+    if X.dtype.kind in "biuf":
+        return X.astype(np.float64)
+    return _CELLS(X) if X.size else X.astype(np.float64)
+
+
+def feature_names(estimator: Any) -> list[str]:
+    """The fitted input's column names, or ``x0, x1, ...`` (scikit-learn's names) without."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"x{i}" for i in range(estimator.n_features_in_)]
+
+
+def bounds_by_name(bounds: object, names: list[str], caller: str
+                   ) -> dict[str, Any] | None:
+    """Public bounds per column name: a dict as given, or one ``(low, high)`` for every column.
+
+    Names and values are checked by the task (a name that is not a column is refused there).
+    """
+    if bounds is None:
+        return None
+    if isinstance(bounds, Mapping):
+        return {str(k): v for k, v in bounds.items()}
+    pair: Any = bounds
+    ok = (not isinstance(pair, str) and hasattr(pair, "__len__") and len(pair) == 2
+          and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in pair))
+    if not ok:
+        raise ParameterTypeError(
+            f"The 'bounds' parameter of {caller} must be one (low, high) pair for every feature "
+            "or a dict from feature name to (low, high), e.g. {'age': (18, 90)}; fix them from "
+            f"public knowledge, never from the records. Got {bounds!r}.")
+    return {n: (float(pair[0]), float(pair[1])) for n in names}
+
+
+def n_to_select(value: object, n: int, name: str, what: str, caller: str) -> int:
+    """``None`` (half), an int in ``[1, n]`` or a fraction in ``(0, 1]`` of ``n`` items."""
+    if value is None:
+        return max(1, n // 2)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ParameterTypeError(
+            f"The '{name}' parameter of {caller} must be None, an integer or a fraction in "
+            f"(0, 1]; got {value!r}.")
+    if isinstance(value, numbers.Integral):
+        k = int(value)
+        if not 1 <= k <= n:
+            raise ValidationError(
+                f"The '{name}' parameter of {caller} must be an integer in [1, {n}] (there are "
+                f"{n} {what}) or a fraction in (0, 1]; got {k}.")
+        return k
+    frac = float(value)
+    if not 0.0 < frac <= 1.0:
+        raise ValidationError(
+            f"The '{name}' parameter of {caller} must be an integer in [1, {n}] or a fraction "
+            f"in (0, 1]; got {value!r}.")
+    return max(1, int(frac * n))
