@@ -131,6 +131,18 @@ def test_a_pickled_in_memory_budget_refuses_to_fit(kind):
     assert budget.spent[0] == pytest.approx(2.0)
 
 
+def test_a_clone_of_a_pickled_selector_refuses_too():
+    X, y = labelled()
+    budget = dpsubmod.Budget(5.0)
+    search = GridSearchCV(Pipeline([("select", PrivateFeatureSelector(budget=budget)),
+                                    ("model", LogisticRegression())]),
+                          {"select__n_features_to_select": [1, 2]}, cv=2, error_score="raise")
+    copied = pickle.loads(pickle.dumps(search))  # as a worker process receives it
+    with pytest.raises(ValidationError, match="copied by pickling"):
+        copied.fit(X, y)  # the search clones the selector; the clone shares the copied budget
+    assert budget.spent[0] == 0.0
+
+
 def test_a_file_budget_survives_pickling(tmp_path):
     X, y = labelled()
     FileBudget.create(tmp_path / "b.json", 3.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,10 @@ __all__ = ["PrivateSelectorMixin", "expected_failed_checks", "as_float", "featur
 
 #: Noise backends a caller may name (a method may support fewer; see its registry entry).
 _BACKENDS = ("secure", "numpy", "opendp")
+
+#: In-memory budgets that reached this process through pickle inside a selector, by id. The
+#: mark is on the budget object, so every clone that shares it refuses too.
+_COPIED_BUDGETS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
@@ -64,7 +69,7 @@ class PrivateSelectorMixin:
         # deepcopy, a saved model) is a copy: charges to it never reach the caller's budget.
         # A FileBudget is shared through its file and stays usable.
         if budget is not None and getattr(budget, "path", None) is None:
-            self._copied_budget = budget
+            _COPIED_BUDGETS[id(budget)] = budget
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "ranking_")
@@ -96,7 +101,7 @@ class PrivateSelectorMixin:
             raise ParameterTypeError(
                 f"The 'budget' parameter of {caller} must be a dpsubmod.Budget (one per data "
                 f"set, e.g. dpsubmod.Budget(2.0)) or None; got {type(budget).__name__}.")
-        if budget is getattr(self, "_copied_budget", None):
+        if _COPIED_BUDGETS.get(id(budget)) is budget:
             raise ValidationError(
                 f"This {caller} was copied by pickling (for example sent to a worker process "
                 "by n_jobs > 1, or deep-copied) together with its in-memory Budget, so its "
