@@ -275,3 +275,29 @@ def test_windows_leave_out_only_terms_that_add_nothing(C, kw):
         got[st.mask] = 0.0
         assert np.array_equal(got, full)
         st.add(e)
+
+
+def test_neighbouring_instances_for_auditors():
+    from dpsubmod.privacy import audit
+
+    rng = np.random.default_rng(4)
+    cases = [FacilityLocation.from_chunks(rng.random((6, 2)), C4, bandwidth=0.3),
+             FacilityLocation.from_chunks(rng.random((6, 2)), C4, bandwidth=0.3,
+                                          relation="add-remove"),
+             Coverage.from_chunks((rng.random((6, 4)) < 0.4).astype(float), 4),
+             FeatureBased.from_chunks(rng.random((6, 4)), 4, "log1p")]
+    for f in cases:
+        for seed in range(4):
+            g = f.neighbour(seed)
+            assert g.n_rows == f.n_rows - ("add or remove" in f.neighbouring)
+            assert brute_sup(f, g) <= f.sensitivity * (1 + 1e-12)
+            assert exact_check(lambda h, s=f.sensitivity: law(h, 2, 1.0, s), f, g,
+                               epsilon=1.0).passed
+    f = cases[0]
+    res = audit(lambda h, gen: maximize(h, 2, "private_greedy", epsilon=1.0, rng=gen).selection,
+                f, f.neighbour(0, index=2, record=[1.0, 0.0]), n_runs=200,
+                epsilon_claimed=1.0, rng=0)
+    assert not res.violation
+    with pytest.raises(ValidationError, match="no neighbouring instance|not built"):
+        FacilityLocation.from_chunks(ROWS, C4, bandwidth=0.1, user_id=USERS,
+                                     max_rows_per_user=2).neighbour(0)

@@ -247,7 +247,10 @@ def build_record_objective(kernel: Any, chunks: Any, *, width: int,
     else:
         local = LocalBlocks(lambda: iter(blocks), len(blocks), [b.shape[0] for b in blocks],
                             n_jobs)
-    return _objective(kernel, local, n_rows, m if by_user else None, relation)
+    f = _objective(kernel, local, n_rows, m if by_user else None, relation)
+    if not rereadable and not by_user:
+        f._rebuild = (blocks, clean, relation, n_jobs)
+    return f
 
 
 def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_id: Any,
@@ -308,3 +311,36 @@ def _objective(kernel: Any, blocks: Any, n_rows: int, m: int | None,
         rel = f"replace one row by any other row (one row = one person; N = {n_rows} public)"
     return RecordObjective(kernel, blocks, n_rows=n_rows, weight=weight, sensitivity=sens,
                            neighbouring=rel)
+
+
+def neighbour_of(f: RecordObjective, gen: np.random.Generator, index: int | None,
+                 record: Any) -> RecordObjective:
+    """``f`` with one row replaced (replace-one) or removed (add-remove); see
+    :meth:`RecordObjective.neighbour`."""
+    blocks, clean, relation, n_jobs = f._rebuild
+    sizes = [b.shape[0] for b in blocks]
+    total = sum(sizes)
+    if total == 0:
+        raise ValidationError("The objective has no contributing row to replace.")
+    if index is None:
+        index = int(gen.integers(total))
+    elif not 0 <= int(index) < total:
+        raise ValidationError(f"The 'index' of neighbour must be in [0, {total}); got {index}.")
+    b = int(np.searchsorted(np.cumsum(sizes), int(index), side="right"))
+    row = int(index) - int(sum(sizes[:b]))
+    new = list(blocks)
+    kept = np.delete(blocks[b], row, axis=0)
+    n_rows = f.n_rows
+    if relation == "add-remove":
+        n_rows -= 1
+        new[b] = kept
+    else:
+        if record is None:
+            record = f.kernel.random_record(gen)
+        vals, valid = clean(np.asarray(record, dtype=np.float64).reshape(1, -1))
+        new[b] = np.concatenate([kept, vals[valid]]) if valid.all() else kept
+    new = [prepare(f.kernel, x) for x in new]
+    local = LocalBlocks(lambda: iter(new), len(new), [x.shape[0] for x in new], n_jobs)
+    g = _objective(f.kernel, local, n_rows, None, relation)
+    g._rebuild = (new, clean, relation, n_jobs)
+    return g

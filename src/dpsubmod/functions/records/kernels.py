@@ -75,6 +75,12 @@ class GaussianKernel:
                     self.order, self.grid = order, tuple(sizes[k] for k in order)
                     break
 
+    def random_record(self, gen: np.random.Generator) -> np.ndarray:
+        """A record uniform in the candidates' bounding box (for neighbouring instances)."""
+        lo = np.array([u[0] for u in self.values], dtype=np.float64)
+        hi = np.array([u[-1] for u in self.values], dtype=np.float64)
+        return lo + (hi - lo) * gen.random(self.d)
+
     def _factor(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         t = np.subtract(x[:, None], u[None, :], dtype=np.float32)
         t *= t
@@ -175,6 +181,10 @@ class DistanceKernel:
         np.minimum(d2, np.float32(UNITS), out=d2)
         return np.floor(d2, out=d2)
 
+    def random_record(self, gen: np.random.Generator) -> np.ndarray:
+        lo, hi = self.C.min(axis=0).astype(np.float64), self.C.max(axis=0).astype(np.float64)
+        return lo + (hi - lo) * gen.random(self.d)
+
     def sort_rows(self, P: np.ndarray) -> np.ndarray:
         if P.shape[0] < 2:
             return np.arange(P.shape[0])
@@ -227,6 +237,9 @@ class CoverageKernel:
     def column(self, M: np.ndarray, e: int) -> np.ndarray:
         return np.where(M[:, e] > 0, np.float32(UNITS), np.float32(0))
 
+    def random_record(self, gen: np.random.Generator) -> np.ndarray:
+        return (gen.random(self.n) < 0.5).astype(np.float64)
+
 
 class ConcaveKernel:
     """A record's term ``floor(2**24 * min(g(sum_{e in S} m_e), cap) / cap)`` (feature based).
@@ -247,3 +260,6 @@ class ConcaveKernel:
 
     def values(self, M: np.ndarray) -> np.ndarray:
         return np.clip(M.astype(np.float64), 0.0, self.value_max)
+
+    def random_record(self, gen: np.random.Generator) -> np.ndarray:
+        return self.value_max * gen.random(self.n)

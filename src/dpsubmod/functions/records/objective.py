@@ -206,7 +206,22 @@ class RecordObjective(SetFunction):
         self.neighbouring = neighbouring
         self.progress: Callable[[], None] | None = None
         self._last: tuple[bytes, float] | None = None
+        self._rebuild: tuple | None = None
         self.submodular = not isinstance(kernel, ConcaveKernel)
+
+    def neighbour(self, rng: Any = None, *, index: int | None = None,
+                  record: Any = None) -> RecordObjective:
+        """A neighbouring instance, for auditors: one contributing row replaced by ``record``
+        (default: a random one) under replace-one, or removed under add-remove.
+
+        Available for records held in memory without ``user_id``; otherwise raises.
+        """
+        if self._rebuild is None:
+            return super().neighbour(rng)
+        from ..._rng import as_generator
+        from .build import neighbour_of
+
+        return neighbour_of(self, as_generator(rng), index, record)
 
     def _tick(self) -> None:
         if self.progress is not None:
