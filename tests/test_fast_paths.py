@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from dpsubmod.constraints import Knapsack, PartitionMatroid
 from dpsubmod.functions import Coverage, FacilityLocation
-from dpsubmod.functions import facility_location as fl_module
+from dpsubmod.functions import _similarity as fl_module
 from dpsubmod.functions.base import FunctionState, SetFunction
 from dpsubmod.offline import greedy, knapsack_greedy, lazy_greedy, private_greedy
 
