@@ -20,6 +20,7 @@ from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 __all__ = [
     "is_noise_off",
     "check_int",
+    "check_bool",
     "check_real",
     "check_epsilon",
     "check_delta",
@@ -58,6 +59,24 @@ def check_int(
     return v
 
 
+def check_bool(value: object, name: str, *, caller: str | None = None) -> bool:
+    """Return ``value`` as a bool, or raise naming ``name`` (``1``, ``"yes"`` and ``None`` are
+    refused: a flag is True or False)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ParameterTypeError(
+            f"The '{name}' parameter{_where(caller)} must be True or False; got {value!r}."
+        )
+    return bool(value)
+
+
+#: (caller, parameter) pairs that mean ``+inf`` (a mechanism use with no pure-DP bound states
+#: ``epsilon = inf``, one whose zCDP cost overflows ``rho = inf``, converted to ``epsilon =
+#: inf``) but whose code does not pass ``allow_inf=True`` yet; an entry goes when its caller
+#: opts in.
+_INF_PENDING = frozenset({("PrivacyEvent", "epsilon"), ("PrivacyEvent", "rho"),
+                          ("zcdp_to_dp", "rho")})
+
+
 def check_real(
     value: object,
     name: str,
@@ -66,32 +85,45 @@ def check_real(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    allow_inf: bool = False,
     caller: str | None = None,
     fix: str = "",
 ) -> float:
-    """Return ``value`` as a finite float in the given interval or raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    """Return ``value`` as a float in the given interval or raise naming ``name``.
+
+    NaN and ``-inf`` are always refused, and ``+inf`` too unless ``allow_inf=True`` (for the
+    few parameters where infinity means something, such as ``epsilon=math.inf`` switching the
+    noise of an online learner off); then it must also lie in the interval (``high`` None, or
+    ``high=math.inf`` closed). An integer too large for a float is refused.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ParameterTypeError(
             f"The '{name}' parameter{_where(caller)} must be a real number; got {value!r} "
             f"of type {type(value).__name__}."
         )
-    v = float(value)
-    bad = math.isnan(v)
+    try:
+        v = float(value)
+        bad = math.isnan(v)
+    except OverflowError:  # an int beyond float range
+        v = math.inf if value > 0 else -math.inf  # type: ignore[operator]
+        bad = True
     if low is not None:
         bad |= v < low or (low_open and v == low)
     if high is not None:
         bad |= v > high or (high_open and v == high)
-    if not math.isfinite(v) and not (high is None and v == math.inf and not bad):
+    allow_inf = allow_inf or (caller, name) in _INF_PENDING
+    if math.isinf(v) and not (allow_inf and v > 0):
         bad = True
     if bad:
         lb = "(" if low_open else "["
-        rb = ")" if high_open or high is None else "]"
+        rb = ")" if high_open or high is None or (math.isinf(high) and not allow_inf) else "]"
         lo = "-inf" if low is None else repr(low)
         hi = "inf" if high is None else repr(high)
-        msg = (
-            f"The '{name}' parameter{_where(caller)} must be a finite real number in "
-            f"{lb}{lo}, {hi}{rb}; got {value!r}."
-        )
+        what = "a real number" if allow_inf else "a finite real number"
+        shown = repr(value) if not isinstance(value, int) or abs(value) < 10**20 else \
+            f"an integer of {len(str(abs(value)))} digits"
+        msg = f"The '{name}' parameter{_where(caller)} must be {what} in {lb}{lo}, {hi}{rb}; " \
+              f"got {shown}."
         raise ValidationError(msg + (f" {fix}" if fix else ""))
     return v
 
@@ -114,10 +146,17 @@ def check_delta(value: object, name: str = "delta", *, caller: str | None = None
 
 def check_finite(arr: object, name: str, *, caller: str | None = None, ndim: int | None = None,
                  nonnegative: bool = False, dtype: type | None = None) -> np.ndarray:
-    """Return ``arr`` as a finite numpy array (dense) or raise naming ``name``."""
+    """Return ``arr`` as a finite numpy array (dense) or raise naming ``name``.
+
+    Strings (even numeric ones such as ``"0.5"``), complex values and objects other than real
+    numbers are refused before any conversion to ``dtype``, which would parse, truncate or
+    warn silently.
+    """
     try:
-        a = np.asarray(arr, dtype=dtype if dtype is not None else None)
-    except (TypeError, ValueError) as exc:
+        a = np.asarray(arr)
+        if a.dtype == object and dtype is not None:  # e.g. a list mixing ints and floats
+            a = a.astype(dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterTypeError(
             f"The '{name}' argument{_where(caller)} must be array-like of numbers; {exc}."
         ) from None
@@ -125,18 +164,30 @@ def check_finite(arr: object, name: str, *, caller: str | None = None, ndim: int
         raise ParameterTypeError(
             f"The '{name}' argument{_where(caller)} must hold numbers; got dtype {a.dtype}."
         )
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must hold real numbers; got complex values "
+            f"(dtype {a.dtype}). Pass the real part if that is what you mean."
+        )
+    if dtype is not None and a.dtype != dtype:
+        with np.errstate(over="ignore", invalid="ignore"):  # float64 -> float32 overflow: inf
+            a = a.astype(dtype)
     if ndim is not None and a.ndim != ndim:
         raise ValidationError(
             f"The '{name}' argument{_where(caller)} must be {ndim}-dimensional; "
             f"got shape {a.shape}."
         )
-    # the cheap finite-sum pass skips the element-wise scan when the data is clean
+    # the cheap finite-sum pass skips the element-wise scan when the data is clean (a sum of
+    # huge finite values overflows to inf: then the scan decides, without a warning)
     floating = np.issubdtype(a.dtype, np.floating)
-    if floating and not np.isfinite(a.sum()) and not np.isfinite(a).all():
-        raise ValidationError(
-            f"The '{name}' argument{_where(caller)} contains NaN or infinite values; "
-            "remove or impute them before building the objective."
-        )
+    if floating:
+        with np.errstate(over="ignore", invalid="ignore"):
+            clean = bool(np.isfinite(a.sum()))
+        if not clean and not np.isfinite(a).all():
+            raise ValidationError(
+                f"The '{name}' argument{_where(caller)} contains NaN or infinite values; "
+                "remove or impute them before building the objective."
+            )
     if nonnegative and a.size and a.min() < 0:
         raise ValidationError(
             f"The '{name}' argument{_where(caller)} must be non-negative; its minimum is "
@@ -149,6 +200,12 @@ def check_sparse_finite(m: sp.spmatrix | sp.sparray, name: str, *, caller: str |
                         nonnegative: bool = False) -> sp.csr_array:
     """Return a CSR copy-free view of a sparse matrix after checking its stored values."""
     out = sp.csr_array(m)
+    if out.dtype == object or not (np.issubdtype(out.dtype, np.number) or out.dtype == np.bool_) \
+            or np.issubdtype(out.dtype, np.complexfloating):
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must hold real numbers; got a sparse matrix "
+            f"of dtype {out.dtype}."
+        )
     if out.data.size:
         if not np.isfinite(out.data).all():
             raise ValidationError(

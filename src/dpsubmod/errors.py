@@ -18,6 +18,7 @@ __all__ = [
     "BudgetExceededError",
     "BudgetFileError",
     "StreamLengthError",
+    "NonFiniteObjectiveError",
     "MissingDependencyError",
     "PrivacyMapError",
 ]
@@ -58,6 +59,16 @@ class BudgetFileError(ValidationError):
 
 class StreamLengthError(ValidationError):
     """A continual-release stream received more items than its declared horizon."""
+
+
+class NonFiniteObjectiveError(ValidationError):
+    """The objective returned NaN or an infinite value, so no meaningful selection exists; nothing
+    was released.
+
+    A non-private method checks every value it uses. A private method finds such a value only
+    while it runs on the private data, after its cost was charged: the charge then stands, since
+    refunding it would let repeated calls probe the data for free.
+    """
 
 
 class MissingDependencyError(DPSubmodError, ImportError):

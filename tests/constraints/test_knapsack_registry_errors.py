@@ -125,3 +125,28 @@ def test_bad_input_names_the_argument(build, exc, pattern):
     with pytest.raises(exc, match=pattern) as info:
         build()
     assert isinstance(info.value, DPSubmodError)
+
+
+def test_make_constraint_names_a_wrong_or_missing_argument():
+    # Before: a TypeError from the constructor's signature.
+    with pytest.raises(ValidationError, match="takes no argument.*'kk'.*Its arguments are: n, k"):
+        make_constraint("uniform", n=4, kk=2)
+    with pytest.raises(ValidationError, match="needs the argument.*'budget'"):
+        make_constraint("knapsack", costs=[1.0])
+
+
+@pytest.mark.parametrize("build,arg", [
+    (lambda: PartitionMatroid([0, 0, 1], [0, 0]), "capacities"),
+    (lambda: GraphicMatroid([(0, 0), (1, 1)]), "edges"),
+    (lambda: LaminarMatroid([[0, 1]], [0]), "capacities"),
+    (lambda: TransversalMatroid(np.zeros((3, 2))), "adjacency"),
+    (lambda: GenericMatroid(3, lambda s: not s), "is_independent_fn"),
+])
+def test_a_rank_zero_matroid_is_refused_naming_the_argument(build, arg):
+    with pytest.raises(InfeasibleConstraintError, match=f"The '{arg}' argument .* rank 0"):
+        build()
+
+
+def test_knapsack_budget_infinity_is_refused_by_the_shared_check():
+    with pytest.raises(ValidationError, match="'budget' parameter of Knapsack must be a finite"):
+        Knapsack([1.0, 2.0], np.inf)

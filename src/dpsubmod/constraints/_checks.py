@@ -47,10 +47,11 @@ def check_capacities(values: object, m: int, name: str, caller: str) -> np.ndarr
     return a
 
 
-def require_positive_rank(rank: int, caller: str, fix: str) -> None:
-    """Refuse a matroid of rank 0: its only independent set is the empty set."""
+def require_positive_rank(rank: int, caller: str, fix: str, arg: str) -> None:
+    """Refuse a matroid of rank 0: its only independent set is the empty set. ``arg`` names the
+    argument that made it so."""
     if rank < 1:
         raise InfeasibleConstraintError(
-            f"{caller} has rank 0: its only independent set is the empty set, so no non-empty "
-            f"solution exists. {fix}"
+            f"The '{arg}' argument of {caller} gives it rank 0: its only independent set is the "
+            f"empty set, so no non-empty solution exists. {fix}"
         )

@@ -72,7 +72,8 @@ class GenericMatroid(Matroid):
             self._rank = int(self.greedy_independent(np.arange(self.n)).size)
         else:
             self._rank = check_int(rank, "rank", low=0, high=self.n, caller=caller)
-        require_positive_rank(self._rank, caller, "The oracle must accept some singleton.")
+        require_positive_rank(self._rank, caller, "The oracle must accept some singleton.",
+                              "rank" if rank is not None else "is_independent_fn")
 
     def _oracle(self, s: frozenset) -> bool:
         self.oracle_calls += 1

@@ -98,7 +98,8 @@ class GraphicMatroid(Matroid):
         self._u = self.edges[:, 0]
         self._v = self.edges[:, 1]
         self._rank = self.n_nodes - self._n_components(np.ones(self.n, dtype=bool))
-        require_positive_rank(self._rank, caller, "Give the graph an edge between two nodes.")
+        require_positive_rank(self._rank, caller, "Give the graph an edge between two nodes.",
+                              "edges")
 
     def _components(self, mask: np.ndarray) -> tuple[int, np.ndarray]:
         """(number of components, component label per node) of the graph of the edges in S."""

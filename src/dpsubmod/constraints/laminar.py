@@ -76,7 +76,8 @@ class LaminarMatroid(Matroid):
         self._check_laminar()
         self._rank = int(self.greedy_independent(np.arange(self.n)).size)
         require_positive_rank(self._rank, caller,
-                              "Give some element only members of positive capacity.")
+                              "Give some element only members of positive capacity.",
+                              "capacities")
 
     def _check_laminar(self) -> None:
         inter = (self._inc @ self._inc.T).toarray()

@@ -115,7 +115,8 @@ class PartitionMatroid(Matroid):
         self.sizes = np.bincount(self.labels, minlength=n_blocks).astype(np.int64)
         self.blocks = [np.flatnonzero(self.labels == b) for b in range(n_blocks)]
         self._rank = int(np.minimum(self.capacities, self.sizes).sum())
-        require_positive_rank(self._rank, caller, "Give at least one block a positive capacity.")
+        require_positive_rank(self._rank, caller, "Give at least one block a positive capacity.",
+                              "capacities")
 
     @staticmethod
     def _labels_from_blocks(blocks: list, n: int | None, caller: str) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 
 from ..errors import ParameterTypeError, ValidationError
 from .base import Constraint
@@ -65,4 +66,17 @@ def make_constraint(name: str, **kwargs: object) -> Constraint:
             f"The 'name' parameter of make_constraint must be one of {sorted(CONSTRAINTS)}; got "
             f"{name!r}.{hint}"
         )
-    return CONSTRAINTS[key](**kwargs)
+    cls = CONSTRAINTS[key]
+    params = inspect.signature(cls.__init__).parameters
+    accepted = [p for p in params if p != "self"]
+    unknown = sorted(set(kwargs) - set(accepted))
+    missing = [p for p, v in params.items() if p != "self" and v.default is v.empty
+               and v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY) and p not in kwargs]
+    if unknown or missing:
+        what = (f"takes no argument(s) {', '.join(map(repr, unknown))}" if unknown else
+                f"needs the argument(s) {', '.join(map(repr, missing))}")
+        raise ValidationError(
+            f"make_constraint({name!r}, ...): {cls.__name__} {what}. Its arguments are: "
+            f"{', '.join(accepted)}."
+        )
+    return cls(**kwargs)

@@ -73,7 +73,8 @@ class TransversalMatroid(Matroid):
         ptr, ind = a.indptr, a.indices
         self._adj = [ind[ptr[i]:ptr[i + 1]].tolist() for i in range(self.n)]
         self._rank = int(self.greedy_independent(np.arange(self.n)).size)
-        require_positive_rank(self._rank, caller, "Give at least one item an edge to a slot.")
+        require_positive_rank(self._rank, caller, "Give at least one item an edge to a slot.",
+                              "adjacency")
 
     @property
     def rank(self) -> int:

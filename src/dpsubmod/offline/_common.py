@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -10,14 +11,15 @@ import numpy as np
 from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_same_ground_set
 from ..constraints import Constraint, Knapsack, UniformMatroid
-from ..errors import ParameterTypeError
+from ..errors import NonFiniteObjectiveError, ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
 from ..privacy.backends import NoiseBackend, NumpyBackend, resolve_backend
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 from .result import Diagnostics, Result
 
-__all__ = ["resolve", "make_result", "private_plan", "noise_source"]
+__all__ = ["resolve", "make_result", "private_plan", "noise_source", "require_finite",
+           "check_noise_parameter"]
 
 
 def resolve(f: object, constraint: object, caller: str) -> tuple[SetFunction, Constraint]:
@@ -44,12 +46,62 @@ def is_knapsack(constraint: Constraint) -> bool:
     return isinstance(constraint, Knapsack)
 
 
+def require_finite(values: Any, f: Any, caller: str, what: str, *, private: bool = False
+                   ) -> np.ndarray:
+    """``values`` as an array, or :class:`NonFiniteObjectiveError` naming the objective 'f'.
+
+    A selection computed from NaN or infinite values would be garbage (for a private method,
+    garbage released under a guarantee), so every value an offline method acts on passes here.
+    A private method meets such a value only while it runs, after its charge; the refusal then
+    depends on the private data and the charge stands.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if np.isfinite(a).all():
+        return a
+    bad = a.ravel()[~np.isfinite(a.ravel())][0]
+    stands = (" The privacy cost of this call was charged before it ran and stands, since the "
+              "refusal depends on the private data." if private else "")
+    raise NonFiniteObjectiveError(
+        f"The objective 'f' ({type(f).__name__}) of {caller} returned {float(bad)!r} for {what}; "
+        "a selection computed from it would be meaningless, so nothing was released. Make the "
+        f"objective return finite values (check its data for NaN or infinity).{stands}"
+    )
+
+
+def check_noise_parameter(value: float, what: str, caller: str) -> float:
+    """Refuse, before the budget is charged, a noise scale or mechanism weight outside
+    floating-point range (its inverse must be finite too): the mechanism would refuse it at its
+    first draw, after the charge. The arguments it comes from are named."""
+    if not (math.isfinite(value) and value > 0.0 and math.isfinite(1.0 / value)):
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} gives {what} {value!r} (from epsilon, the "
+            "number of steps and the sensitivity), outside floating-point range. Pass an "
+            "epsilon (or a 'sensitivity') for which epsilon / sensitivity lies between about "
+            "1e-300 and 1e300."
+        )
+    return value
+
+
+def check_score_sensitivity(value: float, sensitivity: float, caller: str) -> float:
+    """Refuse a declared sensitivity so large that the score sensitivity derived from it (twice
+    it, or it over the smallest cost) overflows."""
+    if not math.isfinite(value):
+        raise ValidationError(
+            f"The 'sensitivity' of {caller} is {sensitivity!r}: the score sensitivity derived "
+            "from it overflows floating point. Rescale the objective so that its sensitivity "
+            "is below about 1e300."
+        )
+    return value
+
+
 def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: Any,
                 evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
-    """Assemble a Result; the diagnostic value is computed without touching the counter."""
+    """Assemble a Result; the diagnostic value is computed without touching the counter (and
+    refused when it is not finite: the selection would not be what it claims)."""
     mask = np.zeros(f.n, dtype=bool)
     mask[selection] = True
-    value = float(f._value(mask))
+    value = float(require_finite(f._value(mask), f, method, "the value of the selection",
+                                 private=privacy is not None))
     return Result(
         selection=tuple(int(e) for e in selection),
         method=method,

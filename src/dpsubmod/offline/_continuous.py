@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_int
 from ..errors import ValidationError
 from ..extensions.multilinear import multilinear_gradient
 from ..functions.base import SetFunction
+from ..functions.facility_location import FacilityLocation
+from ._common import require_finite
 
 __all__ = ["gradient_sensitivity", "GradientOracle"]
 
@@ -51,6 +54,7 @@ class GradientOracle:
     method: str
     n_samples: int
     gen: Any
+    caller: str = ""
     calls: int = 0
     resolved: str = "none"
 
@@ -63,11 +67,26 @@ class GradientOracle:
                 f"got {method!r}."
             )
         n_samples = check_int(n_samples, "n_samples", low=2, caller=caller)
-        return cls(f, str(method), n_samples, gen)
+        return cls(f, str(method), n_samples, gen, caller)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         self.calls += 1
-        est = multilinear_gradient(self.f, x, method=self.method,  # type: ignore[arg-type]
-                                   n_samples=self.n_samples, rng=self.gen)
+        if stores_nothing(self.f):
+            # Identically zero: so is its gradient (and the closed form cannot index a sparse
+            # similarity without entries).
+            self.resolved = "exact"
+            return np.zeros(self.f.n)
+        # a misbehaving objective gives inf - inf inside the estimator: the result is checked
+        # right below and refused, so the arithmetic warning would only repeat it
+        with np.errstate(invalid="ignore", over="ignore"):
+            est = multilinear_gradient(self.f, x, method=self.method,  # type: ignore[arg-type]
+                                       n_samples=self.n_samples, rng=self.gen)
         self.resolved = est.method
-        return np.asarray(est.estimate, dtype=np.float64)
+        return require_finite(est.estimate, self.f, self.caller, "its multilinear gradient",
+                              private=True)
+
+
+def stores_nothing(f: SetFunction) -> bool:
+    """A facility-location objective whose sparse similarity stores no entry."""
+    sim = getattr(f, "similarity", None)
+    return isinstance(f, FacilityLocation) and sp.issparse(sim) and sim.nnz == 0

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints.base import Matroid
 from ..errors import ValidationError
@@ -57,7 +57,7 @@ from ..privacy.composition import split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import make_result, noise_source, private_plan, resolve
+from ._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from ._product_bases import ProductBaseSampler, product_base_sampler
 from .registry import register
@@ -299,6 +299,7 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     (2, 1.0)
     """
     caller = "private_continuous_greedy"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     matroid = _check_matroid(constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
@@ -311,7 +312,8 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     m = check_int(cover_size, "cover_size", low=1, caller=caller)
     cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
                                         gradient_sensitivity=s, composition=composition)
-    gen = as_generator(rng)
+    check_noise_parameter(cal.weight, "an exponential-mechanism weight of", caller)
+    gen = as_generator(rng, caller)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     report, allowance = _plan_and_charge("private_continuous_greedy", f, cal, backend, rng,
                                          budget, caller)
@@ -337,7 +339,12 @@ def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreed
             cal.epsilon_step, mechanism="exponential_mechanism",
             note=f"step {t + 1}/{T}; weight={cal.weight!r}; range sensitivity="
                  f"{2 * cal.score_sensitivity!r}; cover of averages of {m} bases"))
-        bases = sampler.sample(cal.weight * g / m, m, gen)
+        # Every base has r elements, so a constant subtracted from every coordinate leaves the
+        # law unchanged: shifted by the maximum, the log-weights are <= 0, and those below
+        # -1e300 (probability 0 next to the heaviest) are kept finite for the samplers.
+        with np.errstate(over="ignore"):
+            logw = np.maximum(cal.weight * (g - g.max()) / m, -1e300)
+        bases = sampler.sample(logw, m, gen)
         y = np.bincount(bases.ravel(), minlength=n) / m
         trace.append(float(y @ g))
         for b in bases:
@@ -369,10 +376,39 @@ def _layers_defaults(n: int, r: int, eps_step: float) -> tuple[int, int]:
     ``L = ceil(r / ln(1 + mu)) + 1 = ceil(r / eps) + 1`` layers give the Hoeffding sample size
     ``N = ceil(ln(2 L / theta) / (2 lambda^2))``.
     """
-    m = math.ceil(r * n / eps_step**2)
-    layers = math.ceil(r / eps_step) + 1
-    N = math.ceil(math.log(2.0 * layers * n**2) * n / 2.0)
+    # at a tiny per-step epsilon these are astronomically large (or infinite): returned as
+    # floats, for _check_layers_work to refuse
+    sq = eps_step * eps_step  # not **: a float power raises OverflowError
+    m = max(1, math.ceil(r * n / sq)) if sq > 0 and r * n / sq < 1e300 else math.inf
+    layers = r / eps_step + 1 if eps_step > 0 else math.inf
+    N = math.ceil(math.log(2.0 * layers * n**2) * n / 2.0) if math.isfinite(layers) else math.inf
     return m, max(1, N)
+
+
+#: The most base elements Algorithm 2 may draw in one run (``T N m r``): beyond, the run would
+#: take hours and its arrays would not fit in memory.
+_LAYERS_MAX_WORK = 2 * 10**8
+
+
+def _check_layers_work(T: int, N: float, m: float, r: int, n: int, cover_size: object,
+                       n_subsample: object, caller: str) -> None:
+    """Refuse, before anything is charged or drawn, a run too large to finish."""
+    work = float(T) * float(N) * float(m) * float(r)
+    if work <= _LAYERS_MAX_WORK and float(N) * n <= _LAYERS_MAX_WORK:
+        return
+    if cover_size is None or n_subsample is None:
+        which = ("'cover_size'" if cover_size is None else "") + (
+            " and " if cover_size is None and n_subsample is None else "") + (
+            "'n_subsample'" if n_subsample is None else "")
+        cause = (f"the paper's default {which} at this 'epsilon' (per step) give cover_size="
+                 f"{m:.3g} and n_subsample={N:.3g}")
+    else:
+        cause = f"cover_size={m} and n_subsample={N}"
+    raise ValidationError(
+        f"{caller}: {cause}, so one run would draw about {work:.3g} base elements (the limit "
+        f"is {_LAYERS_MAX_WORK:.0e}). Pass smaller cover_size= and n_subsample=, a larger "
+        "epsilon, or use method='private_continuous_greedy'."
+    )
 
 
 @register("private_continuous_greedy_layers", private=True,
@@ -429,6 +465,7 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
         ``F`` evaluations of the gradients as in :func:`private_continuous_greedy`.
     """
     caller = "private_continuous_greedy_layers"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     matroid = _check_matroid(constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
@@ -441,11 +478,15 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
     cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
                                         gradient_sensitivity=s, composition=composition,
                                         layer_width=w)
+    check_noise_parameter(cal.weight, "an exponential-mechanism weight of", caller)
+    m = None if cover_size is None else check_int(cover_size, "cover_size", low=1,
+                                                  caller=caller)
+    N = None if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
+                                                   caller=caller)
     m_default, N_default = _layers_defaults(f.n, r, cal.epsilon_step)
-    m = m_default if cover_size is None else check_int(cover_size, "cover_size", low=1,
-                                                       caller=caller)
-    N = N_default if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
-                                                        caller=caller)
+    m = m_default if m is None else m
+    N = N_default if N is None else N
+    _check_layers_work(T, N, m, r, f.n, cover_size, n_subsample, caller)
     be, gen = noise_source(backend, rng)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     report, allowance = _plan_and_charge("private_continuous_greedy_layers", f, cal, backend,

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike
+from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon, check_finite, check_int, check_real
 from ..constraints.base import Constraint, Matroid
 from ..constraints.knapsack import Knapsack
@@ -64,8 +64,15 @@ from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
 from ..privacy.zcdp import rho_for_target
-from ._common import make_result, noise_source, private_plan, resolve
-from ._continuous import GradientOracle, gradient_sensitivity
+from ._common import (
+    check_noise_parameter,
+    make_result,
+    noise_source,
+    private_plan,
+    require_finite,
+    resolve,
+)
+from ._continuous import GradientOracle, gradient_sensitivity, stores_nothing
 from .registry import register
 from .result import Result
 
@@ -245,12 +252,22 @@ class _Noise:
                 "gaussian_calibration='zcdp' (or 'auto'), or noise='laplace'."
             )
         if noise == "gaussian":
+            # the Gaussian calibrations solve for sigma numerically; refused here when sigma
+            # would leave floating-point range anyway (sigma >= l2 / eps_step)
+            check_noise_parameter(_div(self.l2, self.eps_step),
+                                  "a Gaussian noise scale of at least", caller)
+            check_noise_parameter(self.eps_step, "a per-step epsilon of", caller)
             if calibration == "paper":
                 _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
             elif calibration == "zcdp":
                 self.rho_step = rho_for_target(epsilon, delta) / steps
         self.scale = dpcg_noise_scale(epsilon, delta, steps=steps, n=n, gradient_sensitivity=s,
                                       noise=noise, gaussian_calibration=calibration)
+        # the mechanisms refuse a scale outside floating-point range at their first draw, after
+        # the charge; this is before it
+        check_noise_parameter(self.scale, "a per-coordinate noise scale of", caller)
+        if self.rho_step is not None:
+            check_noise_parameter(self.rho_step, "a per-step zCDP budget of", caller)
 
     @property
     def rule(self) -> str:
@@ -259,8 +276,8 @@ class _Noise:
     def events(self, count: int) -> list[PrivacyEvent]:
         """The planned uses of ``count`` noisy gradients (known before any draw)."""
         if self.noise == "laplace":
-            return [PrivacyEvent("laplace", self.eps_step, 0.0, rho=self.eps_step ** 2 / 2.0,
-                                 count=count)]
+            return [PrivacyEvent("laplace", self.eps_step, 0.0,
+                                 rho=self.eps_step * self.eps_step / 2.0, count=count)]
         if self.rho_step is not None:
             return [PrivacyEvent.zcdp_only("gaussian", self.rho_step, count=count)]
         return [PrivacyEvent("gaussian", self.eps_step, self.delta_step, count=count)]
@@ -276,6 +293,11 @@ class _Noise:
         return np.asarray(mech.gaussian(g, sensitivity=self.l2, epsilon=self.eps_step,
                                         delta=self.delta_step, calibration=calib,
                                         budget=self.allowance, backend=self.backend))
+
+
+def _div(a: float, b: float) -> float:
+    with np.errstate(over="ignore", divide="ignore"):
+        return float(np.float64(a) / np.float64(b))
 
 
 def _polytope(constraint: Constraint) -> MatroidPolytope | KnapsackPolytope:
@@ -412,6 +434,7 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     (2, 1.0)
     """
     caller = "dpcg"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
     delta = check_delta(delta, caller=caller)
@@ -520,8 +543,10 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
       shifted down by the noise's high-probability bound
       ``lambda_Lap ln(n / failure_probability)`` and clipped at 0, so that ``g`` stays monotone
       with probability ``1 - failure_probability``.
-    * ``target`` given: one DPCG run with that ``lambda``. Otherwise a grid of ``n_targets``
-      values ``lambda_j = j / (n_targets - 1) * max_{v in P} ell . v`` (public given ``ell``),
+    * ``target`` given: one DPCG run with that ``lambda`` (refused before anything is drawn when
+      above ``max_{v in P} ell . v`` for a public ``ell``; lowered to it for a private one, as
+      post-processing of the released ``ell``). Otherwise a grid of ``n_targets`` values
+      ``lambda_j = j / (n_targets - 1) * max_{v in P} ell . v`` (public given ``ell``),
       one DPCG run each, each run rounded, and the released set chosen among the rounded sets by
       the exponential mechanism on ``F`` (sensitivity ``Delta``) from the last share.
 
@@ -537,6 +562,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         budget, and the index of the chosen run.
     """
     caller = "dpcg_curvature"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
     delta = check_delta(delta, caller=caller)
@@ -568,6 +594,14 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     grid = target is None
     if not grid:
         target = check_real(target, "target", low=0.0, caller=caller)
+        if ell_public is not None:
+            path = _Path(poly)
+            top = path.value_of(path.vertex(ell_public), ell_public)
+            if target > top + 1e-12 * max(1.0, top):
+                raise ValidationError(
+                    f"The 'target' parameter of {caller} is {target!r}, above the largest "
+                    f"ell . v over the polytope ({top!r}) for the public 'linear_term'; lower it."
+                )
     n_targets = check_int(n_targets, "n_targets", low=1, caller=caller)
     split = check_finite(budget_split, "budget_split", caller=caller, ndim=1, nonnegative=True,
                          dtype=float)
@@ -583,7 +617,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
             f"The 'budget_split' of {caller} gives no budget to a part that is used "
             f"(linear term: {private_ell}, selection: {grid and n_targets > 1}); got {split}."
         )
-    eps_ell, eps_runs, eps_sel = epsilon * used / used.sum()
+    eps_ell, eps_runs, eps_sel = (float(v) for v in epsilon * used / used.sum())
     beta = check_real(failure_probability, "failure_probability", low=0.0, high=1.0,
                       low_open=True, high_open=True, caller=caller)
     radius = poly.l1_radius()
@@ -601,9 +635,16 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     delta_run = delta / n_runs
     # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
     run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller)
-    planned = run_noise.events(K * n_runs)
+    # in the order of use: the allowance fills the first planned use an event fits
     if private_ell:
-        planned.append(PrivacyEvent("laplace", eps_ell, 0.0, rho=eps_ell ** 2 / 2.0))
+        check_noise_parameter(_div(n * s, eps_ell), "a Laplace scale for the linear part of",
+                              caller)
+    if n_runs > 1:
+        check_noise_parameter(_div(eps_sel, 2.0 * delta_f),
+                              "an exponential-mechanism weight for the choice of", caller)
+    planned = [PrivacyEvent("laplace", eps_ell, 0.0, rho=eps_ell * eps_ell / 2.0)] \
+        if private_ell else []
+    planned += run_noise.events(K * n_runs)
     if n_runs > 1:
         planned.append(PrivacyEvent.exponential(eps_sel))
     plan = private_plan("dpcg_curvature", f, planned, delta=None, composition="basic",
@@ -614,8 +655,14 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     # 1. The linear part ell = grad f(1), released privately unless public.
     if private_ell:
         # At x = 1 every sampled set is the ground set, so two samples are already exact.
-        exact = multilinear_gradient(f, np.ones(n), method="exact" if has_closed_form(f)
-                                     else "sampling", n_samples=2, rng=gen).estimate
+        if stores_nothing(f):  # identically zero (the closed form cannot index it)
+            exact = np.zeros(n)
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):  # checked (and refused) below
+                exact = multilinear_gradient(f, np.ones(n), method="exact" if has_closed_form(f)
+                                             else "sampling", n_samples=2, rng=gen).estimate
+        exact = require_finite(exact, f, caller, "its linear part F(V) - F(V - e)",
+                               private=True)
         lap_scale = mech.laplace_scale(eps_ell, n * s)
         noisy = np.asarray(mech.laplace(exact, epsilon=eps_ell, sensitivity=n * s,
                                         budget=allowance, backend=be))
@@ -634,20 +681,21 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         return oracle(x) - ell
 
     selections = []
-    for lam in targets:
+    for i, lam in enumerate(targets):
         path = _Path(poly)
-        if path.value_of(path.vertex(ell), ell) < lam - 1e-12 * max(1.0, lam):
-            raise ValidationError(
-                f"The target {lam!r} of {caller} exceeds max over the polytope of ell . v; "
-                "lower it."
-            )
+        top = path.value_of(path.vertex(ell), ell)
+        if top < lam:
+            # ell is released (or public), so lowering the target to what the polytope reaches
+            # is post-processing; refusing here would come after the charge
+            targets[i] = lam = top
         noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, be, caller)
         _run(path, K, grad_g, noiser, constrained=(ell, lam))
         selections.append(path.round(gen))
     # 3. Private choice among the rounded sets.
     chosen = 0
     if len(selections) > 1:
-        values = np.array([f.value(_mask(S, n)) for S in selections])
+        values = require_finite([f.value(_mask(S, n)) for S in selections], f, caller,
+                                "the value of a rounded set", private=True)
         f.evaluations += len(selections)
         chosen = mech.exponential_mechanism(values, epsilon=eps_sel, sensitivity=delta_f,
                                             budget=allowance, backend=be)

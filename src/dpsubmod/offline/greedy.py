@@ -19,11 +19,11 @@ import math
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_real
+from .._rng import RNGLike, as_generator, check_rng
+from .._validation import check_bool, check_int, check_real
 from ..constraints import Constraint
 from ..functions.base import SetFunction
-from ._common import is_knapsack, make_result, resolve
+from ._common import is_knapsack, make_result, require_finite, resolve
 from .registry import register
 from .result import Result
 
@@ -37,8 +37,8 @@ def _costs(constraint: Constraint) -> np.ndarray | None:
     return np.asarray(constraint.costs, dtype=float) if is_knapsack(constraint) else None
 
 
-def _greedy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
-                 ) -> tuple[list[int], list[float]]:
+def _greedy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool,
+                 caller: str) -> tuple[list[int], list[float]]:
     """Naive greedy: every feasible candidate's gain (per unit cost under a knapsack) each step."""
     costs = _costs(constraint)
     st = f.state()
@@ -47,7 +47,7 @@ def _greedy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bo
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:
             break
-        g = st.gains(cand)
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain")
         score = g / costs[cand] if costs is not None else g
         j = int(np.argmax(score))  # first maximum: ties go to the lowest index
         if stop_if_negative and g[j] < 0:
@@ -57,8 +57,8 @@ def _greedy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bo
     return st.selected, trace
 
 
-def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
-               ) -> tuple[list[int], list[float]]:
+def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool,
+               caller: str) -> tuple[list[int], list[float]]:
     """Lazy greedy (Minoux 1978): stale gains are upper bounds when ``f`` is submodular.
 
     The heap is keyed by (-bound, index). A popped element whose fresh key is still no larger
@@ -68,7 +68,7 @@ def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
     costs = _costs(constraint)
     st = f.state()
     cand = np.flatnonzero(constraint.can_add(st))
-    g0 = st.gains(cand)
+    g0 = require_finite(st.gains(cand), f, caller, "a marginal gain")
     s0 = g0 / costs[cand] if costs is not None else g0
     heap = [(-float(s), int(e)) for s, e in zip(s0, cand)]
     heapq.heapify(heap)
@@ -81,7 +81,7 @@ def _lazy_path(f: SetFunction, constraint: Constraint, *, stop_if_negative: bool
         if not constraint.can_add(st, [e])[0]:
             continue  # infeasibility is permanent: the constraint is down-closed
         if fresh_at[e] != step:
-            g = float(st.gains([e])[0])
+            g = float(require_finite(st.gains([e])[0], f, caller, "a marginal gain"))
             s = g / costs[e] if costs is not None else g
             fresh_at[e] = step
             gain_of[e] = g
@@ -124,11 +124,13 @@ def greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
         Not private (``privacy`` is ``None``). ``evaluations`` counts every gain computed:
         at most ``k n`` under cardinality.
     """
+    check_rng(rng, "greedy")
     f, constraint = resolve(f, constraint, "greedy")
+    stop_if_negative = check_bool(stop_if_negative, "stop_if_negative", caller="greedy")
     if is_knapsack(constraint):
         return knapsack_greedy(f, constraint, lazy=False)
     start = f.evaluations
-    sel, trace = _greedy_path(f, constraint, stop_if_negative=stop_if_negative)
+    sel, trace = _greedy_path(f, constraint, stop_if_negative=stop_if_negative, caller="greedy")
     return make_result(f, sel, "greedy", privacy=None, evaluations=f.evaluations - start,
                        params={"stop_if_negative": stop_if_negative}, trace=trace)
 
@@ -145,11 +147,14 @@ def lazy_greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = 
 
     Parameters and returns as :func:`greedy`.
     """
+    check_rng(rng, "lazy_greedy")
     f, constraint = resolve(f, constraint, "lazy_greedy")
+    stop_if_negative = check_bool(stop_if_negative, "stop_if_negative", caller="lazy_greedy")
     if is_knapsack(constraint):
         return knapsack_greedy(f, constraint, lazy=True)
     start = f.evaluations
-    sel, trace = _lazy_path(f, constraint, stop_if_negative=stop_if_negative)
+    sel, trace = _lazy_path(f, constraint, stop_if_negative=stop_if_negative,
+                            caller="lazy_greedy")
     return make_result(f, sel, "lazy_greedy", privacy=None, evaluations=f.evaluations - start,
                        params={"stop_if_negative": stop_if_negative}, trace=trace)
 
@@ -176,12 +181,17 @@ def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0
     rng : int, Generator or None
         Randomness for the samples.
     """
-    f, constraint = resolve(f, constraint, "stochastic_greedy")
-    gen = as_generator(rng)
+    caller = "stochastic_greedy"
+    gen = as_generator(rng, caller)
+    f, constraint = resolve(f, constraint, caller)
     accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True, high_open=True,
-                          caller="stochastic_greedy")
+                          caller=caller)
+    if sample_size is not None:
+        sample_size = check_int(sample_size, "sample_size", low=1, caller=caller)
     k = max(1, int(getattr(constraint, "rank", f.n)))
-    s = sample_size if sample_size is not None else math.ceil(f.n / k * math.log(1 / accuracy))
+    # -ln(accuracy), not ln(1 / accuracy): the ratio overflows for a subnormal accuracy
+    s = sample_size if sample_size is not None else \
+        math.ceil(min(f.n / k * -math.log(accuracy), f.n))
     s = max(1, min(int(s), f.n))
     costs = _costs(constraint)
     st = f.state()
@@ -192,7 +202,7 @@ def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0
         if feas.size == 0:
             break
         cand = np.sort(gen.choice(feas, size=min(s, feas.size), replace=False))
-        g = st.gains(cand)
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain")
         score = g / costs[cand] if costs is not None else g
         j = int(np.argmax(score))
         if g[j] < 0:
@@ -212,8 +222,8 @@ def random_feasible(f: SetFunction, constraint: object, *, rng: RNGLike = None) 
     The natural zero-information baseline; under a cardinality constraint it is a uniform random
     ``k``-subset. A private method run with a vanishing budget approaches it.
     """
+    gen = as_generator(rng, "random_feasible")
     f, constraint = resolve(f, constraint, "random_feasible")
-    gen = as_generator(rng)
     mask = np.zeros(f.n, dtype=bool)
     order: list[int] = []
     for e in gen.permutation(f.n):
@@ -235,18 +245,21 @@ def knapsack_greedy(f: SetFunction, constraint: object, *, lazy: bool = True,
     monotone submodular ``f`` the result is at least ``(1 - 1/e) / 2 OPT``; the cost-benefit
     greedy alone has no constant-factor guarantee.
     """
-    f, constraint = resolve(f, constraint, "knapsack_greedy")
+    caller = "knapsack_greedy"
+    check_rng(rng, caller)
+    f, constraint = resolve(f, constraint, caller)
+    lazy = check_bool(lazy, "lazy", caller=caller)
     if not is_knapsack(constraint):
         return (lazy_greedy if lazy else greedy)(f, constraint)
     start = f.evaluations
     path = _lazy_path if lazy else _greedy_path
-    sel, trace = path(f, constraint, stop_if_negative=True)
+    sel, trace = path(f, constraint, stop_if_negative=True, caller=caller)
     st = f.state()
     fits = np.flatnonzero(constraint.can_add(st))
-    single = st.gains(fits)
+    single = require_finite(st.gains(fits), f, caller, "a marginal gain")
     mask = np.zeros(f.n, dtype=bool)
     mask[sel] = True
-    greedy_value = float(f._value(mask))
+    greedy_value = float(require_finite(f._value(mask), f, caller, "the greedy set's value"))
     chosen, kind = sel, "cost-benefit"
     single_value = single + st.value  # gains are relative to f(empty)
     if fits.size and float(single_value.max()) > greedy_value:

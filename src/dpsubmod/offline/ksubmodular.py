@@ -43,18 +43,25 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
+from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
 from ..constraints import Constraint, Matroid, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
+from ..privacy.calibration import exponential_mechanism_weight
 from ..privacy.composition import Split, split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import noise_source, private_plan
+from ._common import (
+    check_noise_parameter,
+    check_score_sensitivity,
+    noise_source,
+    private_plan,
+    require_finite,
+)
 from .registry import register
 from .result import Diagnostics, Result
 
@@ -103,13 +110,15 @@ def _is_uniform(constraint: Matroid) -> bool:
 
 def _result(f: KSubmodularFunction, st: KSubmodularState, method: str, *, privacy: Any,
             evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
+    value = float(require_finite(st.value, f, method, "the value of the selection",
+                                 private=privacy is not None))
     return Result(
         selection=tuple(st.selected),
         method=method,
         privacy=privacy,
         evaluations=int(evaluations),
         params=params,
-        diagnostics=Diagnostics(value=float(st.value), trace=tuple(trace)),
+        diagnostics=Diagnostics(value=value, trace=tuple(trace)),
     )
 
 
@@ -119,15 +128,15 @@ def _argmax_pair(g: np.ndarray) -> tuple[int, int]:
     return divmod(j, g.shape[1])
 
 
-def _greedy_run(f: KSubmodularFunction, constraint: Matroid) -> tuple[KSubmodularState,
-                                                                        list[float]]:
+def _greedy_run(f: KSubmodularFunction, constraint: Matroid, caller: str
+                ) -> tuple[KSubmodularState, list[float]]:
     st = f.state()
     trace: list[float] = []
     while True:
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:
             break
-        g = st.gains(cand)
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain")
         row, col = _argmax_pair(g)
         st.add(int(cand[row]), col + 1)
         trace.append(float(g[row, col]))
@@ -137,7 +146,7 @@ def _greedy_run(f: KSubmodularFunction, constraint: Matroid) -> tuple[KSubmodula
 # ---------------------------------------------------------------------------------------------
 # non-private baselines
 # ---------------------------------------------------------------------------------------------
-@register("ks_greedy", private=False, kind="ksubmodular",
+@register("ks_greedy", private=False, kind="ksubmodular", constraints=("cardinality",),
                       summary="Greedy of Ohsaka and Yoshida 2015 under a total size constraint")
 def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """Greedy for monotone k-submodular maximization under a total size constraint
@@ -161,6 +170,7 @@ def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
         Not private; ``selection`` holds the ``(item, label)`` pairs in order.
     """
     caller = "ks_greedy"
+    check_rng(rng, caller)
     f, constraint = _resolve(f, constraint, caller)
     if not _is_uniform(constraint):
         raise ValidationError(
@@ -168,7 +178,7 @@ def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
             f"{type(constraint).__name__}. Use method='ks_matroid_greedy' for a general matroid."
         )
     start = f.evaluations
-    st, trace = _greedy_run(f, constraint)
+    st, trace = _greedy_run(f, constraint, caller)
     return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
                    params={"size": constraint.rank}, trace=trace)
 
@@ -187,9 +197,10 @@ def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike =
     Parameters and returns as :func:`ks_greedy`, for any Matroid.
     """
     caller = "ks_matroid_greedy"
+    check_rng(rng, caller)
     f, constraint = _resolve(f, constraint, caller)
     start = f.evaluations
-    st, trace = _greedy_run(f, constraint)
+    st, trace = _greedy_run(f, constraint, caller)
     return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
                    params={"rank": constraint.rank}, trace=trace)
 
@@ -204,8 +215,8 @@ def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
     distribution of this kind). Evaluations: 0.
     """
     caller = "ks_random"
+    gen = as_generator(rng, caller)
     f, constraint = _resolve(f, constraint, caller)
-    gen = as_generator(rng)
     order = gen.permutation(f.n)
     labels = gen.integers(1, f.k + 1, size=f.n)
     st = f.state()
@@ -226,6 +237,10 @@ def _private_setup(f: Any, constraint: Any, epsilon: Any, delta: Any, compositio
     sens = f.require_sensitivity(sensitivity, caller=caller)
     split = split_budget(epsilon, delta, constraint.rank, composition=composition,
                          bounded_range=True, caller=caller)
+    check_score_sensitivity(2.0 * sens, sens, caller)
+    check_noise_parameter(exponential_mechanism_weight(split.epsilon_step,
+                                                       range_sensitivity=2.0 * sens),
+                          "an exponential-mechanism weight of", caller)
     return f, constraint, epsilon, delta, sens, split
 
 
@@ -240,14 +255,9 @@ def _charge(caller: str, f: KSubmodularFunction, split: Split, budget: Any, back
 
 
 def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: float,
-             allowance: Ledger, backend: NoiseBackend) -> tuple[int, int, float]:
+             allowance: Ledger, backend: NoiseBackend, caller: str) -> tuple[int, int, float]:
     """One exponential-mechanism draw over ``cand x [k]`` scored by the gains."""
-    g = st.gains(cand)
-    if not np.isfinite(g).all():
-        raise ValidationError(
-            f"{type(st.f).__name__} returned a non-finite marginal gain; a private algorithm "
-            "needs finite values. Check the objective's data."
-        )
+    g = require_finite(st.gains(cand), st.f, caller, "a marginal gain", private=True)
     # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
     j = mech.exponential_mechanism(g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens,
                                    budget=allowance, backend=backend)
@@ -318,6 +328,7 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         ledger; ``params`` has ``epsilon_per_step`` and ``weight`` (``eps'``).
     """
     caller = "ks_private"
+    check_rng(rng, caller)
     f, constraint, epsilon, delta, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
     eps_step = split.epsilon_step
@@ -330,7 +341,7 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:  # cannot happen for a matroid before its rank is reached
             break
-        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be)
+        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be, caller)
         st.add(e, i)
         trace.append(g)
     params = {"epsilon": epsilon, "delta": delta, "composition": composition,
@@ -357,8 +368,9 @@ def ks_sample_sizes(n: int, rank: int, gamma: float) -> np.ndarray:
                        caller="ks_sample_sizes")
     t = np.arange(1, rank + 1)
     left = n - t + 1
-    raw = np.ceil(left / (rank - t + 1) * math.log(rank / gamma)).astype(np.int64)
-    return np.clip(raw, 1, left)
+    # ln(r / gamma) as a difference: r / gamma overflows for a subnormal gamma
+    raw = np.ceil(np.minimum(left / (rank - t + 1) * (math.log(rank) - math.log(gamma)), n))
+    return np.clip(raw.astype(np.int64), 1, left)
 
 
 @register("ks_private_sampled", private=True, kind="ksubmodular",
@@ -407,6 +419,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
         ``Lambda``; public information) and ``guarantee``.
     """
     caller = "ks_private_sampled"
+    check_rng(rng, caller)
     f, constraint, epsilon, delta, sens, split = _private_setup(
         f, constraint, epsilon, delta, composition, sensitivity, caller)
     eps_step = split.epsilon_step
@@ -439,7 +452,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
             cand = np.flatnonzero(feasible)
             if cand.size == 0:
                 break
-        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be)
+        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be, caller)
         st.add(e, i)
         trace.append(g)
     guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)

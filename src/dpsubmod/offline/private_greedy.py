@@ -32,18 +32,28 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from .._rng import RNGLike
+from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints import Constraint, Knapsack
 from ..errors import SensitivityError, ValidationError
 from ..functions.base import FunctionState, SetFunction
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
+from ..privacy.calibration import exponential_mechanism_weight
 from ..privacy.composition import split_budget
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import is_knapsack, make_result, noise_source, private_plan, resolve
+from ._common import (
+    check_noise_parameter,
+    check_score_sensitivity,
+    is_knapsack,
+    make_result,
+    noise_source,
+    private_plan,
+    require_finite,
+    resolve,
+)
 from .registry import register
 from .result import Result
 
@@ -104,13 +114,28 @@ def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: 
     return f.require_sensitivity(sensitivity, caller=caller)
 
 
+def _check_weights(eps_step: float, scorer: _Scorer, delta_sens: float, knap: bool,
+                   caller: str) -> None:
+    """Refuse, before the budget is charged, a per-step budget whose exponential-mechanism
+    weight leaves floating-point range."""
+    for v in scorer.mechanism_sensitivity().values():
+        check_score_sensitivity(v, delta_sens, caller)
+    check_score_sensitivity(2.0 * delta_sens, delta_sens, caller)
+    weights = [exponential_mechanism_weight(eps_step, **scorer.mechanism_sensitivity())]
+    if knap:
+        weights += [exponential_mechanism_weight(eps_step, range_sensitivity=2 * delta_sens),
+                    exponential_mechanism_weight(eps_step, sensitivity=delta_sens)]
+    for w in weights:
+        check_noise_parameter(w, "an exponential-mechanism weight of", caller)
+
+
 # ---------------------------------------------------------------------------------------------
 # Mitrovic et al. 2017
 # ---------------------------------------------------------------------------------------------
 def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, scorer: _Scorer,
                    steps: int, gen: np.random.Generator, allowance: Ledger,
-                   backend: NoiseBackend,
-                   sample_size: int | None) -> tuple[list[int], list[float]]:
+                   backend: NoiseBackend, sample_size: int | None,
+                   caller: str = "private_greedy") -> tuple[list[int], list[float]]:
     st = f.state()
     trace: list[float] = []
     for _ in range(steps):
@@ -120,7 +145,7 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
         if sample_size is not None and sample_size < cand.size:
             # The subset depends only on the (already released) current set: no privacy cost.
             cand = np.sort(gen.choice(cand, size=sample_size, replace=False))
-        g = st.gains(cand)
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain", private=True)
         s = scorer.scores(g, cand)
         j = mech.exponential_mechanism(s, epsilon=eps_step, budget=allowance, backend=backend,
                                        **scorer.mechanism_sensitivity())
@@ -197,6 +222,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         the composition used, whatever path the run took.
     """
     caller = "private_greedy"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
     delta = check_delta(delta, caller=caller)
@@ -215,6 +241,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     costs = np.asarray(constraint.costs, dtype=float) if knap else None
     scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0)
     name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
+    _check_weights(eps_step, scorer, delta_sens, knap, caller)
     plan = private_plan(name, f, [PrivacyEvent.exponential(eps_step, count=steps)],
                         delta=split.delta, composition=split.composition, backend=backend,
                         rng=rng)
@@ -223,7 +250,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     start = f.evaluations
     sel, trace = _run_em_greedy(f, constraint, eps_step=eps_step, scorer=scorer, steps=k,
                                 gen=gen, allowance=allowance, backend=be,
-                                sample_size=sample_size)
+                                sample_size=sample_size, caller=caller)
     params: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "composition": split.composition, "steps": steps,
         "epsilon_per_step": eps_step, "sensitivity": delta_sens, "sample_size": sample_size,
@@ -242,7 +269,8 @@ def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace
     """Private best singleton and private choice between it and the greedy set."""
     st = f.state()
     fits = np.flatnonzero(constraint.can_add(st))
-    single_gain = st.gains(fits)
+    single_gain = require_finite(st.gains(fits), f, "private_greedy", "a marginal gain",
+                                 private=True)
     # singleton gains share the term F(empty): a range of width 2 Delta, as in the greedy steps
     j = mech.exponential_mechanism(single_gain, epsilon=eps_each,
                                    range_sensitivity=2.0 * delta_sens, budget=allowance,
@@ -250,7 +278,8 @@ def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace
     e = int(fits[j])
     mask = np.zeros(f.n, dtype=bool)
     mask[sel] = True
-    v_greedy = float(f.value(mask))
+    v_greedy = float(require_finite(f.value(mask), f, "private_greedy", "the greedy set's value",
+                                    private=True))
     f.evaluations += 2
     v_single = st.value + float(single_gain[j])
     pick = mech.exponential_mechanism(np.array([v_greedy, v_single]), epsilon=eps_each,
@@ -278,12 +307,14 @@ def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     in total instead of ``k n``. The other parameters are those of :func:`private_greedy`.
     """
     caller = "private_stochastic_greedy"
+    check_rng(rng, caller)
     f2, c2 = resolve(f, constraint, caller)
     accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True,
                           high_open=True, caller=caller)
     if sample_size is None:
         k = max(1, _max_feasible_size(c2))
-        sample_size = max(1, min(f2.n, math.ceil(f2.n / k * math.log(1 / accuracy))))
+        # -ln(accuracy): 1 / accuracy overflows for a subnormal accuracy
+        sample_size = max(1, min(f2.n, math.ceil(min(f2.n / k * -math.log(accuracy), f2.n))))
     return private_greedy(f2, c2, epsilon=epsilon, delta=delta, sample_size=sample_size,
                           composition=composition, sensitivity=sensitivity, backend=backend,
                           budget=budget, rng=rng)
@@ -301,7 +332,12 @@ def _martingale_bound(delta: float) -> float:
     so by Ville's inequality, with probability >= 1 - delta,
     sum mu_t <= (lambda + ln(1/delta)) / (1 - e^-lambda). We minimise over lambda.
     """
-    L = -math.log(delta)
+    return _martingale_bound_log(-math.log(delta))
+
+
+def _martingale_bound_log(L: float) -> float:
+    """:func:`_martingale_bound` from ``L = ln(1 / delta)``, which stays finite when ``delta``
+    itself underflows."""
     res = minimize_scalar(lambda lam: (lam + L) / -math.expm1(-lam), bounds=(1e-6, 50.0),
                           method="bounded", options={"xatol": 1e-10})
     return float(res.fun)
@@ -324,18 +360,50 @@ def gupta_privacy(eps_prime: float, delta_prime: float) -> tuple[float, float]:
       ``(eps' + (e^{eps'} - 1) B(delta'), e^{eps'} delta')`` for replace-one neighbours, in
       both directions.
     """
-    eps2 = math.expm1(eps_prime) * _martingale_bound(delta_prime)
-    return eps_prime + eps2, math.exp(eps_prime) * delta_prime
+    eps_prime = check_real(eps_prime, "eps_prime", low=0.0, caller="gupta_privacy")
+    delta_prime = check_real(delta_prime, "delta_prime", low=0.0, high=1.0, low_open=True,
+                             high_open=True, caller="gupta_privacy")
+    try:
+        delta_out = math.exp(eps_prime) * delta_prime
+    except OverflowError:  # eps' beyond ~709: no finite guarantee
+        return math.inf, math.inf
+    return _gupta_epsilon(eps_prime, -math.log(delta_prime)), delta_out
+
+
+def _gupta_epsilon(eps_prime: float, L: float) -> float:
+    """The epsilon of :func:`gupta_privacy` with ``L = ln(1 / delta')``."""
+    try:
+        grow = math.expm1(eps_prime)
+    except OverflowError:
+        return math.inf
+    return eps_prime + grow * _martingale_bound_log(L)
 
 
 def gupta_step_epsilon(epsilon: float, delta: float) -> float:
     """The largest ``eps'`` with :func:`gupta_privacy` ``(eps', delta e^{-eps'}) <= (epsilon,
-    delta)``; it does not depend on the number of steps."""
+    delta)``; it does not depend on the number of steps.
 
-    def excess(ep: float) -> float:
-        return gupta_privacy(ep, delta * math.exp(-ep))[0] - epsilon
+    The root lies in ``(0, log1p(epsilon)]`` (the martingale bound is at least 1, so
+    ``e^{eps'} - 1 <= epsilon``), a bracket that stays in floating-point range for every finite
+    ``epsilon``; it is returned rounded down, so the guarantee holds exactly as stated.
+    """
 
-    return float(brentq(excess, 1e-15, epsilon, xtol=1e-14, rtol=1e-12))
+    log_inv_delta = -math.log(delta)
+
+    def excess(ep: float) -> float:  # delta' = delta e^{-eps'}, in log space
+        return _gupta_epsilon(ep, log_inv_delta + ep) - epsilon
+
+    # solved for t = eps' / epsilon in (0, 1], so that the tolerance is relative at any scale
+    hi = min(1.0, math.log1p(epsilon) / epsilon)
+
+    def scaled(t: float) -> float:
+        return excess(t * epsilon) / epsilon
+
+    t = hi if scaled(hi) <= 0.0 else float(brentq(scaled, 0.0, hi, xtol=hi * 1e-15, rtol=1e-13))
+    root = t * epsilon
+    while root > 0.0 and excess(root) > 0.0:
+        root = math.nextafter(root, 0.0) if root < 1e-300 else root * (1.0 - 1e-12)
+    return root
 
 
 @register("private_greedy_decomposable", private=True, needs_delta=True, backends=("numpy",),
@@ -361,6 +429,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
     on long selections.
     """
     caller = "private_greedy_decomposable"
+    check_rng(rng, caller)
     f, constraint = resolve(f, constraint, caller)
     epsilon = check_epsilon(epsilon, caller=caller)
     delta = check_delta(delta, caller=caller)
@@ -389,6 +458,14 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
     delta_sens = _check_private_objective(f, sensitivity, caller)
     be, _ = noise_source(backend, rng)
     eps_prime = gupta_step_epsilon(epsilon, delta)
+    if eps_prime <= 0.0:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} is {epsilon!r}, too small for the decomposable "
+            "analysis to give any step a positive budget in floating point; pass a larger "
+            "epsilon."
+        )
+    check_noise_parameter(exponential_mechanism_weight(2.0 * eps_prime, sensitivity=delta_sens),
+                          "an exponential-mechanism weight of", caller)
     k = _max_feasible_size(constraint)
     # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
     # s = Delta; the call's guarantee is the whole-run (epsilon, delta) of gupta_privacy.
@@ -406,7 +483,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
         cand = np.flatnonzero(constraint.can_add(st))
         if cand.size == 0:
             break
-        g = st.gains(cand)
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain", private=True)
         j = mech.exponential_mechanism(g, epsilon=2.0 * eps_prime, sensitivity=delta_sens,
                                        budget=allowance, backend=be)
         st.add(int(cand[j]))

@@ -11,11 +11,12 @@ to private methods, which charge it before any noise.
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._rng import RNGLike
+from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
 from ..errors import ValidationError
 from .result import Result
@@ -120,13 +121,50 @@ def get_method(name: str, *, kind: str = "set") -> MethodSpec:
         ) from None
 
 
+def constraint_kind(constraint: Any) -> str | None:
+    """``"cardinality"`` (an int ``k`` or a uniform matroid), ``"matroid"``, ``"knapsack"``, or
+    None for anything else (left to the method to refuse)."""
+    from ..constraints import Knapsack, Matroid, UniformMatroid
+
+    if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
+        return "cardinality"
+    if isinstance(constraint, UniformMatroid):
+        return "cardinality"
+    if isinstance(constraint, Matroid):
+        return "matroid"
+    if isinstance(constraint, Knapsack):
+        return "knapsack"
+    return None
+
+
+def _check_capability(spec: MethodSpec, constraint: Any, caller: str) -> None:
+    """Refuse a constraint the method does not declare (a cardinality constraint is a
+    matroid)."""
+    ck = constraint_kind(constraint)
+    accepts = set(spec.constraints) | ({"cardinality"} if "matroid" in spec.constraints else set())
+    if ck is None or ck in accepts:
+        return
+    others = [n for (k, n), m in sorted(_REGISTRY.items())
+              if k == spec.kind and ck in set(m.constraints) | (
+                  {"cardinality"} if "matroid" in m.constraints else set())]
+    if not others:
+        return  # no method of this kind takes it: the method's own type check explains why
+    raise ValidationError(
+        f"The 'constraint' parameter of {caller} is a {ck} constraint "
+        f"({type(constraint).__name__}), which method {spec.name!r} does not handle (it takes: "
+        f"{', '.join(spec.constraints)}). Methods for a {ck} constraint: {', '.join(others)}."
+    )
+
+
 def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
               epsilon: float | None, delta: float, budget: Any, rng: RNGLike,
               options: dict[str, Any]) -> Result:
     if not isinstance(method, str):
         raise ValidationError(f"The 'method' parameter of {caller} must be a method name (str); "
                               f"got {type(method).__name__}. See list_methods().")
+    check_rng(rng, caller)
     spec = get_method(method, kind=kind)
+    _check_capability(spec, constraint, caller)
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
         valid = ", ".join(spec.options) if spec.options else "none"
