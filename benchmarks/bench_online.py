@@ -1,5 +1,6 @@
-"""Online learners: rounds per second at n = 100 and n = 1000, and how the cost of a round grows
-with n (log-log slope).
+"""Online learners: rounds per second at n = 100, 300 and 1000, and how the cost of a round grows
+with n (log-log slope), beside the figures measured before the one-pass chain evaluation and
+the per-family fast paths (``BEFORE``).
 
 Each learner is driven directly (``select()`` then ``update(feedback)``), without the regret
 harness, so the figure is the learner's own cost plus the environment's evaluation of the played
@@ -8,11 +9,20 @@ counted over the following rounds, until ``--rounds`` rounds or ``--budget`` sec
 comes first (the horizon ``T`` the learner is built with is larger, so no learner is near its
 end).
 
+Time is the process's CPU time (``time.process_time``), not wall time: on a shared machine
+other processes stretch wall time by their load, which is not the learner's cost (the learners
+are single-threaded at these sizes). ``--clock wall`` measures wall time instead.
+
 Environments (a pool of 8 functions per n, cycled, built once outside the timing):
 
 * minimization (SubmodPFTAL, BanditSubmodPFTAL, HazanKale, BanditHazanKale): the planted stream
   of ``dpsubmod.online.stochastic_stream`` at any n, ``f(S) = (sum_{i in S} c(i) +
-  0.5 sqrt|S|) / Z`` with random signs ``c``, range [-1, 1];
+  0.5 sqrt|S|) / Z`` with random signs ``c``, range [-1, 1] (the "benchmark stream"); the
+  full-information learners also on a **cut stream** (a graph cut of a random graph with 4n edges
+  and weights in [0, 1], plus a modular term in [-1, 1] per element, over their total) and a
+  **facility-location stream** (one round is 10 people's facility location over the n
+  candidates, similarities in [0, 1], plus a modular term; one round's data as in the Uber
+  stream of the experiments);
 * maximization, k = 5 (FIDP, BanditDP, OnlineGreedy (Streeter-Golovin), BanditOnlineGreedy,
   MetaFrankWolfe, DPMetaFrankWolfe, PFTALMetaFrankWolfe): weighted coverage of 200 elements by
   n random sets (each element in a set with probability 0.05), values in [0, 1];
@@ -35,15 +45,48 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from _harness import Report, loglog_slope
+from _harness import Report, Target, loglog_slope
 from dpsubmod import online as O
 from dpsubmod.constraints import UniformMatroid
-from dpsubmod.functions import Coverage, FeatureBased, Modular, Scaled, Sum
+from dpsubmod.functions import (
+    Coverage,
+    FacilityLocation,
+    FeatureBased,
+    GraphCut,
+    Modular,
+    Scaled,
+    Sum,
+)
 from dpsubmod.polytopes import Box, MatroidPolytope
 
 K = 5
 POOL = 8
 HORIZON = 100_000
+
+#: Rounds per CPU-second at n = 1000 and the slope in n, measured with this script on the code
+#: before the chain evaluation (git 65a21cf, 2 cores, same clock): the reference column.
+BEFORE: dict[str, tuple[float, float]] = {
+    "SubmodPFTAL (eps=1)": (16.9, 1.08),
+    "BanditSubmodPFTAL (eps=1)": (4142.0, 0.47),
+    "HazanKale": (14.9, 1.11),
+    "SubmodPFTAL (eps=1) [cut stream]": (45.6, 0.95),
+    "HazanKale [cut stream]": (49.1, 0.91),
+    "SubmodPFTAL (eps=1) [FL stream]": (49.0, 0.93),
+    "HazanKale [FL stream]": (47.2, 0.94),
+    "BanditHazanKale": (10843.4, 0.28),
+    "FIDP (eps=1)": (1855.8, 0.06),
+    "BanditDP (eps=1)": (17036.1, 0.07),
+    "OnlineGreedy (Streeter-Golovin)": (1795.1, 0.13),
+    "BanditOnlineGreedy": (5175.1, 0.48),
+    "MetaFrankWolfe (K=10)": (18.5, 1.4),
+    "DPMetaFrankWolfe (K=10, eps=1)": (151.1, 0.71),
+    "PFTALMetaFrankWolfe (K=10, eps=1)": (63.7, 0.18),
+    "Hedge (n experts)": (42683.5, 0.17),
+    "PrivateFTRL (uniform polytope, eps=1)": (2920.9, 0.26),
+    "PrivateBandit (eps=1)": (4758.6, 0.54),
+    "GarberKretzu": (4086.7, 0.92),
+    "FlaxmanKalaiMcMahan (box)": (10342.1, 0.62),
+}
 
 
 @dataclass
@@ -52,6 +95,8 @@ class Env:
     max_fs: list
     vecs: np.ndarray
     thetas: np.ndarray
+    cut_fs: list
+    fl_fs: list
 
 
 def make_env(n: int, seed: int = 0) -> Env:
@@ -68,7 +113,23 @@ def make_env(n: int, seed: int = 0) -> Env:
     vecs = rng.random((POOL, n))
     th = rng.standard_normal((POOL, n))
     th /= np.linalg.norm(th, axis=1, keepdims=True)
-    return Env(min_fs, max_fs, vecs, th)
+    cut_fs = []
+    for _ in range(POOL):
+        m_edges = 4 * n
+        u, v = rng.integers(n, size=m_edges), rng.integers(n, size=m_edges)
+        keep = u != v
+        w = rng.random(int(keep.sum()))
+        Zc = float(w.sum()) + n
+        W = sp.coo_array((np.concatenate([w, w]) / Zc,
+                          (np.concatenate([u[keep], v[keep]]),
+                           np.concatenate([v[keep], u[keep]]))), shape=(n, n)).tocsr()
+        cut_fs.append(Sum([GraphCut(W), Modular(rng.uniform(-1.0, 1.0, n) / Zc)]))
+    fl_fs = []
+    for _ in range(POOL):
+        clients = 10
+        fl = FacilityLocation(rng.random((clients, n)), np.full(clients, 0.5 / clients))
+        fl_fs.append(Sum([fl, Modular(rng.uniform(-0.5, 0.5, n) / n)]))
+    return Env(min_fs, max_fs, vecs, th, cut_fs, fl_fs)
 
 
 # name -> (kind, factory(n))
@@ -78,6 +139,12 @@ LEARNERS: dict[str, tuple[str, Callable[[int], object]]] = {
     "BanditSubmodPFTAL (eps=1)": ("bandit-min", lambda n: O.BanditSubmodPFTAL(
         n, HORIZON, M=1.0, epsilon=1.0, rng=0)),
     "HazanKale": ("full-min", lambda n: O.HazanKale(n, HORIZON, M=1.0, rng=0)),
+    "SubmodPFTAL (eps=1) [cut stream]": ("full-cut", lambda n: O.SubmodPFTAL(
+        n, HORIZON, M=1.0, epsilon=1.0, rng=0)),
+    "HazanKale [cut stream]": ("full-cut", lambda n: O.HazanKale(n, HORIZON, M=1.0, rng=0)),
+    "SubmodPFTAL (eps=1) [FL stream]": ("full-fl", lambda n: O.SubmodPFTAL(
+        n, HORIZON, M=1.0, epsilon=1.0, rng=0)),
+    "HazanKale [FL stream]": ("full-fl", lambda n: O.HazanKale(n, HORIZON, M=1.0, rng=0)),
     "BanditHazanKale": ("bandit-min", lambda n: O.BanditHazanKale(n, HORIZON, M=1.0, rng=0)),
     "FIDP (eps=1)": ("full-max", lambda n: O.FIDP(n, HORIZON, K, epsilon=1.0, delta=1e-6,
                                                          rng=0)),
@@ -106,11 +173,19 @@ LEARNERS: dict[str, tuple[str, Callable[[int], object]]] = {
 }
 
 
+#: Rounds per second at n = 1000 the full-information minimization learners must reach.
+TARGETS = {name: 3000.0 for name in LEARNERS
+           if name.startswith(("SubmodPFTAL", "HazanKale"))}
+#: Largest slope in n allowed.
+SLOPE_TARGETS = {"MetaFrankWolfe (K=10)": 1.1}
+
+
 def _round(kind: str, learner, env: Env, t: int) -> None:
     i = t % POOL
-    if kind in ("full-min", "full-max"):
+    if kind.startswith("full-"):
         learner.select()
-        learner.update(env.min_fs[i] if kind == "full-min" else env.max_fs[i])
+        learner.update({"full-min": env.min_fs, "full-max": env.max_fs, "full-cut": env.cut_fs,
+                        "full-fl": env.fl_fs}[kind][i])
     elif kind in ("bandit-min", "bandit-max"):
         S = learner.select()
         f = env.min_fs[i] if kind == "bandit-min" else env.max_fs[i]
@@ -128,22 +203,22 @@ def _round(kind: str, learner, env: Env, t: int) -> None:
         raise ValueError(kind)
 
 
-def time_learner(name: str, n: int, env: Env, max_rounds: int, budget: float
-                 ) -> tuple[float, float, int]:
+def time_learner(name: str, n: int, env: Env, max_rounds: int, budget: float,
+                 clock: Callable[[], float] = time.process_time) -> tuple[float, float, int]:
     """``(setup seconds, rounds per second, rounds timed)``."""
     kind, factory = LEARNERS[name]
     learner = factory(n)
-    t0 = time.perf_counter()
+    t0 = clock()
     _round(kind, learner, env, 0)
-    setup = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    setup = clock() - t0
+    t0 = clock()
     r = 0
     while r < max_rounds:
         _round(kind, learner, env, r + 1)
         r += 1
-        if time.perf_counter() - t0 > budget:
+        if clock() - t0 > budget:
             break
-    return setup, r / (time.perf_counter() - t0), r
+    return setup, r / max(clock() - t0, 1e-9), r
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -154,7 +229,10 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--rounds", type=int, default=2000)
     p.add_argument("--budget", type=float, default=3.0, help="seconds per learner and n")
     p.add_argument("--learners", nargs="*", default=None)
+    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                   help="process CPU time (default) or wall time")
     args = p.parse_args(argv)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     warnings.filterwarnings("ignore")
     if args.quick:
         args.n, args.rounds, args.budget = [30, 100], 50, 0.5
@@ -167,24 +245,33 @@ def main(argv: list[str] | None = None) -> Report:
     for name in names:
         for n in args.n:
             try:
-                s, rps, r = time_learner(name, n, envs[n], args.rounds, args.budget)
+                s, rps, r = time_learner(name, n, envs[n], args.rounds, args.budget, clock)
             except Exception as exc:  # report, do not abort the whole benchmark
                 print(f"{name} n={n}: failed: {type(exc).__name__}: {exc}")
                 s, rps, r = math.nan, math.nan, 0
             rate.setdefault(name, []).append(rps)
             setup.setdefault(name, []).append(s)
             cnt.setdefault(name, []).append(r)
+    big = max(args.n)
     head = (f"{'learner':<40}" + "".join(f"{'n=' + str(n) + ' rounds/s':>17}" for n in args.n)
-            + f"{'setup s (max n)':>16}{'slope':>7}")
+            + f"{'setup s (max n)':>16}{'slope':>7}{'before: n=1000':>16}{'slope':>7}")
     lines = [head, "-" * len(head)]
     for name in names:
         per_round = [1.0 / x if x and x > 0 else math.nan for x in rate[name]]
         slope = loglog_slope(args.n, per_round)
         rep.exponents[f"online {name}: seconds per round ~ n^a"] = slope
+        b_rate, b_slope = BEFORE.get(name, (math.nan, math.nan))
         lines.append(f"{name:<40}" + "".join(f"{x:17.1f}" for x in rate[name])
-                     + f"{setup[name][-1]:16.3f}{slope:7.2f}")
-    lines.append(f"(rounds/s over up to {args.rounds} rounds or {args.budget:g} s after the "
-                 "first round; slope = log-log slope of seconds per round against n)")
+                     + f"{setup[name][-1]:16.3f}{slope:7.2f}{b_rate:16.1f}{b_slope:7.2f}")
+        if name in TARGETS and big == 1000:
+            rep.targets.append(Target(f"online {name}: rounds per {args.clock} second at n=1000",
+                                      rate[name][-1], TARGETS[name], higher_is_better=True))
+        if name in SLOPE_TARGETS and len(args.n) > 1:
+            rep.targets.append(Target(f"online {name}: slope of a round's cost in n", slope,
+                                      SLOPE_TARGETS[name]))
+    lines.append(f"(rounds per {args.clock} second over up to {args.rounds} rounds or "
+                 f"{args.budget:g} s after the first round; slope = log-log slope of seconds "
+                 "per round against n; 'before' = BEFORE, the code before the chain evaluation)")
     rep.print_section(f"\nOnline learners, rounds per second (k = {K} where a learner selects k "
                       "items)\n" + "\n".join(lines))
     return rep

@@ -574,8 +574,7 @@ def experts_output_distribution(learner, functions, *, presampled_M: int | None 
     import copy
     import itertools
 
-    from dpsubmod.online.experts import FIDP, BanditDP, NaiveBanditDP, PresampledBanditDP
-    from dpsubmod.online.hedge import Hedge
+    from dpsubmod.online import FIDP, BanditDP, Hedge, NaiveBanditDP, PresampledBanditDP
 
     L0 = learner.clone()
     L0.reset()

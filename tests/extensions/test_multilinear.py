@@ -25,10 +25,11 @@ from dpsubmod.extensions import (
     MultilinearEstimate,
     has_closed_form,
     multilinear_gradient,
+    multilinear_gradients,
     multilinear_value,
     register_closed_form,
 )
-from dpsubmod.extensions import multilinear as ml
+from dpsubmod.extensions import _closed_forms as ml
 from dpsubmod.functions import Coverage, FacilityLocation, Modular
 from dpsubmod.functions.combinators import Restricted, Scaled, Sum
 
@@ -348,3 +349,30 @@ def test_estimate_is_a_frozen_dataclass():
     assert isinstance(est, MultilinearEstimate) and est.estimate == 1.0
     with pytest.raises(AttributeError):
         est.estimate = 2.0  # type: ignore[misc]
+
+
+def test_gradients_at_a_batch_of_points_match_the_single_point_gradients():
+    rng = np.random.default_rng(5)
+    n = 7
+    fl = FacilityLocation(rng.random((6, n)))
+    families = [
+        Modular(rng.normal(size=n)),
+        Coverage(rng.random((n, 12)) < 0.3, rng.random(12)),
+        fl,
+        FacilityLocation(sp.csr_array(rng.random((6, n)) * (rng.random((6, n)) < 0.5))),
+        Sum([fl, Modular(rng.random(n))], weights=[2.0, 0.5]),
+        Scaled(fl, 3.0),
+        Restricted(FacilityLocation(rng.random((4, n + 3))), np.arange(n)),
+    ]
+    X = rng.random((5, n))
+    X[0] = 0.0
+    X[1, :3] = 1.0
+    for f in families:
+        G = multilinear_gradients(f, X)
+        single = np.array([multilinear_gradient(f, x).estimate for x in X])
+        np.testing.assert_allclose(G, single, rtol=1e-12, atol=1e-12)
+    f = Modular(np.ones(n))
+    multilinear_gradients(f, X)
+    assert f.evaluations == X.size
+    with pytest.raises(ValidationError, match="X"):
+        multilinear_gradients(f, X + 1.0)

@@ -32,22 +32,21 @@ from dpsubmod.errors import (
     StreamLengthError,
     ValidationError,
 )
-from dpsubmod.online.bandit_convex import (
+from dpsubmod.online.convex import (
+    CallableLoss,
     FlaxmanKalaiMcMahan,
     GarberKretzu,
-    PrivateBandit,
-    one_point_estimates,
-    paper_noise_scale,
-    regularized_response,
-)
-from dpsubmod.online.convex_harness import best_fixed_point, run_convex
-from dpsubmod.online.convex_losses import (
-    CallableLoss,
     LinearLoss,
     LossSequence,
+    PrivateBandit,
     QuadraticLoss,
+    best_fixed_point,
     linear_losses,
+    one_point_estimates,
+    paper_noise_scale,
     quadratic_losses,
+    regularized_response,
+    run_convex,
     sum_losses,
 )
 from dpsubmod.polytopes import (

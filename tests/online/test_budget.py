@@ -28,10 +28,10 @@ from dpsubmod.online import (
     PrivateBandit,
     PrivateFTRL,
     SubmodPFTAL,
+    linear_losses,
     run,
     run_convex,
 )
-from dpsubmod.online.convex_losses import linear_losses
 from dpsubmod.polytopes import Box
 from dpsubmod.privacy import Budget, PrivacyEvent
 from dpsubmod.privacy.plan import PlanExceededError

@@ -8,7 +8,14 @@ import pytest
 from dpsubmod.constraints import UniformMatroid
 from dpsubmod.errors import ParameterTypeError, ValidationError
 from dpsubmod.functions import FeatureBased, GraphCut, Modular, Scaled, Sum
-from dpsubmod.online import FunctionStream, Hindsight, best_fixed_set, hindsight_max, hindsight_min
+from dpsubmod.online import (
+    FunctionStream,
+    Hindsight,
+    RunningSum,
+    best_fixed_set,
+    hindsight_max,
+    hindsight_min,
+)
 from dpsubmod.online.comparators import set_values, total_values
 from oracles import (
     all_masks,
@@ -103,3 +110,33 @@ def test_comparator_errors():
         hindsight_max(fs, "one")
     h = best_fixed_set(FunctionStream(fs))
     assert isinstance(h, Hindsight) and h.selection == (1,) and h.value == -1.0
+
+
+def test_running_sum_is_the_sum_and_stays_compact():
+    # Fresh cut-plus-modular functions fold into one cut and one modular vector; a part shared
+    # by every round (one FeatureBased object) is kept once with its summed coefficient.
+    rng = np.random.default_rng(8)
+    n, T = 6, 40
+    card = FeatureBased(np.ones((n, 1)))
+    refs = [random_cut_plus_modular(n, rng) for _ in range(T)]
+    fs = [Sum([GraphCut(r.W), Modular(r.m), Scaled(card, 0.3)]) for r in refs]
+    acc = RunningSum(n)
+    for f in fs:
+        acc.add(f)
+    assert acc.rounds == T and acc.distinct == 1
+    masks = all_masks(n)
+    expected = sum(f.values(masks) for f in fs)
+    np.testing.assert_allclose(acc.function().values(masks), expected, rtol=1e-12, atol=1e-12)
+    # the comparator of a generator reads it once and keeps the compact sum only
+    h = hindsight_min(iter(fs))
+    assert h.value == pytest.approx(float(expected.min()), abs=1e-9)
+
+
+def test_running_sum_refuses_more_distinct_functions_than_its_bound():
+    rng = np.random.default_rng(0)
+    acc = RunningSum(3, max_distinct=2)
+    for _ in range(2):
+        acc.add(FeatureBased(rng.random((3, 2))))
+    acc.add(Modular([1.0, 2.0, 3.0]))  # folds into the modular vector
+    with pytest.raises(ValidationError, match="max_distinct=2"):
+        acc.add(FeatureBased(rng.random((3, 2))))

@@ -33,7 +33,8 @@ from dpsubmod.online import (
     hedge_epsilon,
     run,
 )
-from dpsubmod.online import experts as experts_module
+from dpsubmod.online.maximization import fidp as fidp_module
+from dpsubmod.online.oco import hedge as hedge_module
 from dpsubmod.privacy import exact_check
 from oracles import experts_output_distribution
 
@@ -110,7 +111,8 @@ def test_fidp_privacy_holds_for_a_misbehaving_function(monkeypatch):
     L = FIDP(N, 3, 1, epsilon=eps, delta=1e-3, calibration="tight", composition="basic")
     bad_prime = [unit(1, 50.0), unit(1), unit(1)]
     assert exact_check(law(L), F_FULL, bad_prime, epsilon=eps).passed
-    monkeypatch.setattr(experts_module, "_clip01", lambda g: np.asarray(g))
+    monkeypatch.setattr(fidp_module, "clip01", lambda g: np.asarray(g))
+    monkeypatch.setattr(hedge_module, "clip_gains", lambda g: np.asarray(g))
     res = exact_check(law(L), F_FULL, bad_prime, epsilon=eps)
     assert not res.passed and res.epsilon_exact > 10 * eps
 

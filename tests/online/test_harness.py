@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from dpsubmod.errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError
+from dpsubmod.errors import (
+    GroundSetMismatchError,
+    ParameterTypeError,
+    StreamLengthError,
+    ValidationError,
+)
 from dpsubmod.functions import FeatureBased, Modular
 from dpsubmod.online import (
     BanditHazanKale,
     BanditSubmodPFTAL,
     FunctionStream,
     HazanKale,
+    IIDStream,
     Learner,
     SubmodPFTAL,
     run,
@@ -163,3 +170,92 @@ def test_run_errors_before_playing():
 def test_progress_output(capsys):
     run(HazanKale(N, T, M=10.0), _stream(), progress=True)
     assert capsys.readouterr().err != ""
+
+
+# -- streaming: nothing read ahead, nothing kept ------------------------------------------------
+
+def _endless(n, seed=0):
+    """Fresh modular functions forever (each round a new object, as from a data feed)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        yield Modular(rng.uniform(-1.0, 1.0, n) / n)
+
+
+def test_an_endless_generator_is_stopped_at_round_T_plus_one():
+    read = []
+
+    def feed():
+        for f in _endless(N):
+            read.append(1)
+            yield f
+
+    with pytest.raises(StreamLengthError, match=f"T={T}.*round {T + 1}"):
+        run(HazanKale(N, T, M=1.0, rng=0), feed(), comparator=None)
+    # The first function (for n) and the T + 1 rounds: nothing more was read.
+    assert len(read) == T + 1
+
+
+def test_a_finite_generator_plays_like_the_list_of_its_functions():
+    fs = list(_stream(2))
+    from_list = run(HazanKale(N, T, M=10.0, rng=0), fs, comparator=None)
+    from_gen = run(HazanKale(N, T, M=10.0, rng=0), iter(fs), comparator=None)
+    assert from_gen.selections == from_list.selections
+    np.testing.assert_array_equal(from_gen.values, from_list.values)
+    # With a comparator the one-shot stream's functions are kept, up to HISTORY_LIMIT rounds.
+    a = run(HazanKale(N, T, M=10.0, rng=0), iter(fs))
+    b = run(HazanKale(N, T, M=10.0, rng=0), fs)
+    np.testing.assert_allclose(a.regret, b.regret, atol=1e-12)
+
+
+def test_a_one_shot_stream_that_would_have_to_be_kept_is_refused_before_round_1(monkeypatch):
+    from dpsubmod.online import harness
+
+    monkeypatch.setattr(harness, "HISTORY_LIMIT", T - 1)
+    learner = HazanKale(N, T, M=10.0, rng=0)
+    with pytest.raises(ValidationError, match="HISTORY_LIMIT"):
+        run(learner, iter(list(_stream())))
+    # A re-iterable stream is read twice instead, and needs no history.
+    assert run(learner, _stream()).T == T
+
+
+def test_regret_from_the_compact_sum_and_a_second_pass_equals_the_brute_force():
+    # An i.i.d. stream of fresh cut-plus-modular functions: the comparator folds them into one
+    # cut and one modular vector and reads the stream a second time for f_t(S*).
+    rng = np.random.default_rng(4)
+    fs = [random_cut_plus_modular(N, rng) for _ in range(T)]
+    stream = IIDStream(lambda g: fs[int(g.integers(T))], n=N, T=T, rng=9)
+    tr = run(HazanKale(N, T, M=10.0, rng=0), stream)
+    played = list(stream.iterate(rng=9))
+    tables = np.array([all_values(f)[1] for f in played])
+    best = int(np.argmin(tables.sum(axis=0)))
+    np.testing.assert_allclose(tr.comparator_values, tables[:, best], atol=1e-12)
+    assert tr.comparator.value == pytest.approx(tables.sum(0)[best])
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.slow
+def test_memory_does_not_grow_with_the_functions_of_a_long_run():
+    # 60,000 rounds of fresh functions (about 300 bytes each): keeping them would take 18 MB.
+    # The trace keeps five numbers and a byte of packed selection per round (about 2.5 MB);
+    # the comparator keeps one summed modular vector.
+    T_big, n = 60_000, 8
+
+    def playing(comparator, stream):
+        return lambda: run(HazanKale(n, T_big, M=1.0, rng=0), stream, comparator=comparator,
+                           expected=False, progress=False)
+
+    limit = 6 * 2**20
+    endless = (f for _, f in zip(range(T_big), _endless(n)))
+    assert _peak_bytes(playing(None, endless)) < limit
+    iid = IIDStream(lambda g: Modular(g.uniform(-1.0, 1.0, n) / n), n=n, T=T_big, rng=1)
+    assert _peak_bytes(playing("auto", iid)) < limit
+    # control: the functions themselves are what would not fit
+    assert _peak_bytes(lambda: list(iid.iterate())) > 2 * limit

@@ -29,7 +29,7 @@ from dpsubmod.online import (
     round_point,
     run,
 )
-from dpsubmod.online import meta_frank_wolfe as mfw
+from dpsubmod.online.maximization import frank_wolfe as mfw
 from dpsubmod.privacy.continual import tree_levels
 
 
@@ -135,7 +135,8 @@ def test_one_round_moves_each_oracle_within_the_calibrated_sensitivity(cls, monk
     assert (diff.sum(axis=1) <= n * 1.0 + 1e-12).all()
     assert (np.sqrt((diff**2).sum(axis=1)) <= math.sqrt(n) + 1e-12).all()
     # the unclipped variant breaks the bound: caught
-    monkeypatch.setattr(mfw._MetaFW, "_gradients", lambda self, f: batch_gradient(f, self._path))
+    monkeypatch.setattr(mfw.FrankWolfeLearner, "_gradients",
+                        lambda self, f: batch_gradient(f, self._path))
     b_raw = _leaves_at(L, base[:t0] + [wild] + base[t0 + 1:], t0)
     assert (np.abs(a - b_raw).sum(axis=1) > n).any()
 

@@ -25,7 +25,12 @@ from dpsubmod.online import (
     estimator_law,
     exploration_probabilities,
 )
-from dpsubmod.online.onepoint import chain_order, chain_values, chain_weights, sample_index
+from dpsubmod.online.minimization.onepoint import (
+    chain_order,
+    chain_values,
+    chain_weights,
+    sample_index,
+)
 from oracles import (
     TableFunction,
     all_masks,

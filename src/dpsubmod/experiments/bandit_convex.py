@@ -4,7 +4,7 @@ against the horizon T and against epsilon.
 Runs PrivateBandit (Ene, Nguyen and Vladu, AAAI 2021, Algorithm 1; Laplace and Gaussian tree
 noise, one-loss sensitivity calibration, and the paper's own calibration as
 ``max(paper, sensitivity)``), its non-private version and the Garber-Kretzu reconstruction
-(:mod:`dpsubmod.online.bandit_convex`) on linear bandit losses over two polytopes built from
+(:mod:`dpsubmod.online.convex`) on linear bandit losses over two polytopes built from
 Zachary's karate club (bundled with networkx, 34 members, 78 friendships):
 
 * ``graphic``: the graphic matroid polytope of the friendship graph (78 edges, rank 33): the
@@ -14,7 +14,7 @@ Zachary's karate club (bundled with networkx, 34 members, 78 friendships):
 
 Losses: :math:`f_t(x) = \\langle\\theta_t, x - c\\rangle` with :math:`\\theta_t` a fixed random
 unit drift plus Gaussian noise, norm at most 1
-(:func:`dpsubmod.online.convex_losses.linear_losses`), vanishing at the centre ``c`` of the
+(:func:`dpsubmod.online.convex.linear_losses`), vanishing at the centre ``c`` of the
 polytope (assumption A4, so ``|f_t| <= D`` on it). Regret is against the best vertex in
 hindsight (one linear-oracle call). The learners run in
 ``mode="extend"`` (queries may leave the polytope by ``zeta`` inside its affine hull, as the
@@ -46,13 +46,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from ..constraints import GraphicMatroid
+from ..datasets import load_graph
 from ..functions import GraphCut
-from ..online.bandit_convex import GarberKretzu, PrivateBandit
-from ..online.convex_harness import run_convex
-from ..online.convex_losses import linear_losses
+from ..online.convex import GarberKretzu, PrivateBandit, linear_losses, run_convex
 from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner_ball
 from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
@@ -99,10 +99,6 @@ class _CutBasePolytope(SubmodularBasePolytope):
 
 def build_domain(name: str) -> Polytope:
     """The polytope of a domain: ``"graphic"`` or ``"cut-base"`` (karate club)."""
-    import networkx as nx
-
-    from ..datasets import load_graph
-
     g = load_graph("karate").graph
     if name == "graphic":
         return MatroidPolytope(GraphicMatroid(g))

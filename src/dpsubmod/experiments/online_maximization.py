@@ -48,6 +48,22 @@ from typing import Any
 
 import numpy as np
 
+from ..datasets import load_graph
+from ..functions import Coverage, FacilityLocation
+from ..online import (
+    FIDP,
+    BanditDP,
+    BanditOnlineGreedy,
+    DPMetaFrankWolfe,
+    FunctionStream,
+    Hindsight,
+    MetaFrankWolfe,
+    NaiveBanditDP,
+    OnlineGreedy,
+    PFTALMetaFrankWolfe,
+    PresampledBanditDP,
+    run,
+)
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
@@ -98,8 +114,6 @@ def uber_stream_builder(points: np.ndarray, *, rows: int = 4, cols: int = 3,
                                                                  StreamInstance]:
     """``build(T, rng)``: ``T`` riders drawn without replacement, one facility-location function
     per rider over the public grid."""
-    from ..functions import FacilityLocation
-
     C = candidate_grid(rows, cols)
 
     def build(T: int, rng: np.random.Generator) -> StreamInstance:
@@ -120,9 +134,6 @@ def uber_stream_builder(points: np.ndarray, *, rows: int = 4, cols: int = 3,
 
 def karate_stream_builder() -> Callable[[int, np.random.Generator], StreamInstance]:
     """``build(T, rng)``: members of the karate club drawn uniformly, one coverage function each."""
-    from ..datasets import load_graph
-    from ..functions import Coverage
-
     g = load_graph("karate").graph
     n = g.number_of_nodes()
     closed = np.eye(n, dtype=bool)
@@ -146,8 +157,6 @@ def karate_stream_builder() -> Callable[[int, np.random.Generator], StreamInstan
 
 def _comparators(inst: StreamInstance, k: int, T: int) -> dict[str, Any]:
     """Greedy and (when small) enumerated best ``k``-sets of the summed functions."""
-    from ..online.comparators import Hindsight
-
     n = inst.n
     S: list[int] = []
     for _ in range(k):
@@ -166,18 +175,6 @@ LEARNERS: dict[str, tuple[Callable[..., Any], bool]] = {}
 
 
 def _register() -> None:
-    from ..online import (
-        FIDP,
-        BanditDP,
-        BanditOnlineGreedy,
-        DPMetaFrankWolfe,
-        MetaFrankWolfe,
-        NaiveBanditDP,
-        OnlineGreedy,
-        PFTALMetaFrankWolfe,
-        PresampledBanditDP,
-    )
-
     def K(T: int) -> int:
         return max(2, min(20, round(math.sqrt(T))))
 
@@ -208,8 +205,6 @@ _register()
 
 def _one_run(name: str, inst: StreamInstance, comps: dict[str, Any], k: int, epsilon: float,
              delta: float, rng: np.random.Generator) -> dict[str, Any]:
-    from ..online import FunctionStream, run
-
     factory, private = LEARNERS[name]
     T = len(inst.functions)
     eps = epsilon if private else math.inf

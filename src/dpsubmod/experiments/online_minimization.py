@@ -53,12 +53,13 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_int, check_real
+from ..datasets import load_graph
 from ..errors import ValidationError
-from ..functions import GraphCut, Modular, SetFunction, Sum
+from ..functions import SetFunction
+from ..functions.base import CutForm
 from ..online import (
     BanditHazanKale,
     BanditSubmodPFTAL,
-    FunctionStream,
     HazanKale,
     IIDStream,
     Learner,
@@ -68,8 +69,8 @@ from ..online import (
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["karate_stream", "LEARNERS", "sweep_T", "sweep_epsilon", "plot_regret_vs_T",
-           "plot_regret_vs_epsilon", "main"]
+__all__ = ["karate_stream", "LabellingEnergy", "LEARNERS", "sweep_T", "sweep_epsilon",
+           "plot_regret_vs_T", "plot_regret_vs_epsilon", "main"]
 
 #: Learner factories ``(n, T, epsilon) -> Learner`` (cost bound M = 1 for the streams here).
 LEARNERS: dict[str, Any] = {
@@ -81,6 +82,67 @@ LEARNERS: dict[str, Any] = {
     "BanditHazanKale (not private)": lambda n, T, eps: BanditHazanKale(n, T, M=1.0),
 }
 PRIVATE = ("SubmodPFTAL", "BanditSubmodPFTAL")
+#: Members of the karate club: the ground set of the stream.
+N_MEMBERS = 34
+
+
+class LabellingEnergy(SetFunction):
+    r"""One round's labelling cost on a fixed graph: :math:`f(S) = \sum_{\{u,v\} \in E} w_{uv}
+    [\,|S \cap \{u, v\}| = 1\,] + \sum_{i \in S} c_i`, an undirected cut with this round's
+    edge weights plus a modular term.
+
+    The same function as ``GraphCut(W) + Modular(c)``, built without a sparse matrix: the
+    stream makes one per round, and at ``T = 10^5`` building a sparse cut each round would
+    dominate the run. Values, batched values, the one-pass chain (edge-endpoint ranks) and the
+    cut form are computed from the edge list.
+
+    Parameters
+    ----------
+    n : int
+        Ground-set size.
+    edges : ndarray of int64, shape (m, 2)
+        The edges, each once (shared by every round; not copied).
+    weights : ndarray of float64, shape (m,)
+        Nonnegative edge weights ``w``.
+    unary : ndarray of float64, shape (n,)
+        The modular term ``c``.
+    """
+
+    monotone = False
+    submodular = True
+    batched_values = True
+
+    def __init__(self, n: int, edges: np.ndarray, weights: np.ndarray, unary: np.ndarray):
+        super().__init__(n)
+        self.edges, self.weights, self.unary = edges, weights, unary
+
+    def _value(self, mask: np.ndarray) -> float:
+        u, v = self.edges[:, 0], self.edges[:, 1]
+        return float(self.weights[mask[u] != mask[v]].sum() + self.unary[mask].sum())
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        u, v = self.edges[:, 0], self.edges[:, 1]
+        return (masks[:, u] != masks[:, v]) @ self.weights + masks @ self.unary
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        # An edge crosses from the step its first endpoint enters to the step its second does.
+        m = order.size
+        pos = np.full(self.n, m + 1, dtype=np.int64)
+        pos[order] = np.arange(1, m + 1)
+        pu, pv = pos[self.edges[:, 0]], pos[self.edges[:, 1]]
+        lo, hi = np.minimum(pu, pv), np.maximum(pu, pv)
+        delta = (np.bincount(lo, weights=self.weights, minlength=m + 2)
+                 - np.bincount(hi, weights=self.weights, minlength=m + 2))
+        delta[1:m + 1] += self.unary[order]
+        out = np.zeros(m + 1)
+        np.cumsum(delta[1:m + 1], out=out[1:])
+        return out
+
+    def cut_form(self) -> CutForm:
+        u, v = self.edges[:, 0], self.edges[:, 1]
+        return CutForm(self.n, np.concatenate([u, v]), np.concatenate([v, u]),
+                       np.concatenate([self.weights, self.weights]),
+                       np.array(self.unary, dtype=np.float64), False)
 
 
 def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
@@ -98,10 +160,6 @@ def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
     rng : int, Generator, SeedSequence or None
         Randomness of the per-round observations.
     """
-    import scipy.sparse as sp
-
-    from ..datasets import load_graph
-
     T = check_int(T, "T", low=1, caller="karate_stream")
     a = check_real(affinity, "affinity", low=0.0, caller="karate_stream")
     sigma = check_real(noise, "noise", low=0.0, caller="karate_stream")
@@ -112,28 +170,27 @@ def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
     n, m = len(nodes), len(edges)
     side = np.array([-1.0 if G.nodes[v]["club"] == "Mr. Hi" else 1.0 for v in nodes])
     Z = m + n * (a + sigma)
-    rows = np.concatenate([edges[:, 0], edges[:, 1]])
-    cols = np.concatenate([edges[:, 1], edges[:, 0]])
 
     def sample(gen: np.random.Generator) -> SetFunction:
         w = gen.random(m) / Z
-        W = sp.csr_array((np.concatenate([w, w]), (rows, cols)), shape=(n, n))
         c = (a * side + sigma * gen.uniform(-1.0, 1.0, n)) / Z
-        return Sum([GraphCut(W), Modular(c)])
+        return LabellingEnergy(n, edges, w, c)
 
     return IIDStream(sample, n=n, T=T, bound=1.0, rng=rng)
 
 
-def _cell(name: str, functions: Sequence[SetFunction], Ts: Sequence[int], epsilon: float,
+def _cell(name: str, stream_seed: np.random.SeedSequence, Ts: Sequence[int], epsilon: float,
           seed: np.random.SeedSequence) -> list[dict[str, Any]]:
-    """One learner on the prefixes of one replicate's stream (one child seed per horizon)."""
+    """One learner on the prefixes of one replicate's stream (one child seed per horizon).
+
+    The stream is regenerated from its seed for each horizon (an i.i.d. stream drawn from the
+    same seed has the same first ``T`` rounds), so no run keeps the functions in memory."""
     rows = []
-    n = functions[0].n
     for T, child in zip(Ts, seed.spawn(len(Ts))):
-        learner: Learner = LEARNERS[name](n, T, epsilon).clone(rng=child)
+        learner: Learner = LEARNERS[name](N_MEMBERS, T, epsilon).clone(rng=child)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # gamma clipped to 1 (see docstring)
-            tr = run(learner, FunctionStream(list(functions[:T]), bound=1.0), progress=False)
+            tr = run(learner, karate_stream(T, rng=stream_seed), progress=False)
         rows.append({
             "learner": name, "private": name in PRIVATE, "feedback": learner.feedback,
             "T": T, "epsilon": epsilon if name in PRIVATE else math.inf,
@@ -150,14 +207,10 @@ def _map(tasks: list[tuple], n_jobs: int) -> list[list[dict[str, Any]]]:
     if n_jobs == 1:
         return [_cell(*t) for t in tasks]
     try:
-        from joblib import Parallel, delayed
+        from joblib import Parallel, delayed  # optional extra: only for n_jobs > 1
     except ImportError:  # pragma: no cover - joblib is an optional extra
         return [_cell(*t) for t in tasks]
     return Parallel(n_jobs=n_jobs)(delayed(_cell)(*t) for t in tasks)
-
-
-def _replicates(T: int, reps: int, root: np.random.SeedSequence) -> list[list[SetFunction]]:
-    return [list(karate_stream(T, rng=child)) for child in root.spawn(reps)]
 
 
 def sweep_T(Ts: Sequence[int], *, epsilon: float = 1.0, reps: int = 2, seed: int = 0,
@@ -166,7 +219,7 @@ def sweep_T(Ts: Sequence[int], *, epsilon: float = 1.0, reps: int = 2, seed: int
     Ts = sorted(int(T) for T in Ts)
     names = list(LEARNERS) if learners is None else list(learners)
     stream_root, learner_root = np.random.SeedSequence(seed).spawn(2)
-    streams = _replicates(Ts[-1], reps, stream_root)
+    streams = stream_root.spawn(reps)
     cells = [(name, rep) for rep in range(reps) for name in names]
     tasks = [(name, streams[rep], Ts, epsilon, child)
              for (name, rep), child in zip(cells, learner_root.spawn(len(cells)))]
@@ -181,7 +234,7 @@ def sweep_epsilon(epsilons: Sequence[float], *, T: int = 1024, reps: int = 2, se
                   n_jobs: int = 1) -> list[dict[str, Any]]:
     """Regret against epsilon at a fixed ``T`` (private learners; non-private at ``inf``)."""
     stream_root, learner_root = np.random.SeedSequence(seed).spawn(2)
-    streams = _replicates(T, reps, stream_root)
+    streams = stream_root.spawn(reps)
     cells = [(name, eps, rep) for rep in range(reps) for name in PRIVATE for eps in epsilons]
     cells += [(name, math.inf, rep) for rep in range(reps) for name in LEARNERS
               if name not in PRIVATE]
@@ -276,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="output directory (created if missing)")
     ap.add_argument("--t-min", type=int, default=7, help="smallest T is 2**t_min (default 7)")
-    ap.add_argument("--t-max", type=int, default=11, help="largest T is 2**t_max (default 11)")
+    ap.add_argument("--t-max", type=int, default=17, help="largest T is 2**t_max (default 17)")
     ap.add_argument("--epsilon", type=float, default=1.0, help="epsilon of the T sweep")
     ap.add_argument("--epsilons", type=float, nargs="+",
                     default=[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0])

@@ -73,23 +73,6 @@ def _decreasing_order(x: np.ndarray) -> np.ndarray:
     return np.argsort(-x, kind="stable")
 
 
-def _chain_values(f: SetFunction, order: np.ndarray) -> np.ndarray:
-    """``[f(B_0), f(B_1), ..., f(B_m)]`` along ``order`` (length ``m``), via f's state.
-
-    Walking a single incremental state costs one update per element, which families implement
-    cheaply (facility location updates its per-client maxima). Counts ``m + 1`` evaluations, the
-    papers' unit for ``m + 1`` values of ``f``; the state itself computes ``f(B_0)`` uncounted.
-    """
-    st = f.state()
-    vals = np.empty(order.size + 1)
-    vals[0] = st.value
-    for k, e in enumerate(order.tolist(), start=1):
-        st.add(e)
-        vals[k] = st.value
-    f.evaluations += order.size + 1
-    return vals
-
-
 def _weights(xs: np.ndarray) -> np.ndarray:
     """Chain weights ``mu`` (length ``m + 1``) of coordinates ``xs`` sorted decreasingly.
 
@@ -152,7 +135,7 @@ def lovasz_value(f: SetFunction, x: object) -> float:
     x = _check_x(x, f.n, "lovasz_value")
     order = _decreasing_order(x)
     order = order[: int(np.count_nonzero(x > 0.0))]
-    vals = _chain_values(f, order)
+    vals = f.chain_values(order)
     # A convex combination of chain values: exact on indicator vectors (weights 0 and 1) and free
     # of the cancellation in f(empty) + g.x.
     return float(_weights(x[order]) @ vals)
@@ -162,9 +145,10 @@ def lovasz_subgradient(f: SetFunction, x: object) -> tuple[float, np.ndarray]:
     r"""The Lovász extension at ``x`` and its chain (Edmonds greedy) subgradient.
 
     Sorts ``x`` decreasingly (ties broken by increasing index, so the output is deterministic),
-    walks the chain :math:`B_0 \subset B_1 \subset \dots \subset B_n` with ``f``'s incremental
-    state, and returns ``g`` with :math:`g_{\pi(k)} = f(B_k) - f(B_{k-1})`. Costs exactly
-    ``n + 1`` evaluations (the chain values), counted in ``f.evaluations``.
+    evaluates ``f`` on the chain :math:`B_0 \subset B_1 \subset \dots \subset B_n` in one call
+    (:meth:`~dpsubmod.functions.SetFunction.chain_values`), and returns ``g`` with
+    :math:`g_{\pi(k)} = f(B_k) - f(B_{k-1})`. Costs exactly ``n + 1`` evaluations (the chain
+    values), counted in ``f.evaluations``.
 
     When ``f`` is submodular, ``g`` is a vertex of the base polytope of :math:`f - f(\emptyset)`
     maximising :math:`s \mapsto s^\top x`, hence a subgradient:
@@ -215,7 +199,7 @@ def lovasz_subgradient(f: SetFunction, x: object) -> tuple[float, np.ndarray]:
     f = _check_f(f, "lovasz_subgradient")
     x = _check_x(x, f.n, "lovasz_subgradient")
     order = _decreasing_order(x)
-    vals = _chain_values(f, order)
+    vals = f.chain_values(order)
     g = np.empty(f.n)
     g[order] = np.diff(vals)
     return float(_weights(x[order]) @ vals), g

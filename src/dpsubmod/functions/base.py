@@ -28,22 +28,41 @@ declares nothing; private algorithms refuse it unless the caller passes a sensit
 ``[0, sensitivity]`` (for example an average of per-record functions with values in [0, c], where
 sensitivity = c / N). Gradient-noise algorithms (continuous greedy, DPCG) need a factor 2 in the
 general model and none in the monotone-records model (seed 004 corrections, item 2).
+
+Batched evaluation
+------------------
+Three public hooks evaluate many sets in one call, so that algorithms reach the families' fast
+paths through the contract instead of their private methods:
+
+* :meth:`SetFunction.value` (one set, uncounted, for diagnostics);
+* :meth:`SetFunction.values` (the rows of a mask matrix, uncounted; vectorised where the family
+  has a closed form, ``batched_values`` says which);
+* :meth:`SetFunction.chain_values` (the values on a chain ``B_0 < B_1 < ... < B_m`` of the
+  prefixes of an order, counted as one evaluation per set): the Lovász extension and its
+  subgradient, Edmonds' greedy and the online minimization learners need exactly these. Every
+  shipped family computes a chain in one vectorised pass (cumulative sums for modular and
+  feature-based functions, running maxima for facility location, first-covering positions for
+  coverage, edge-endpoint ranks for cuts); any other function walks its incremental state.
+
+>>> from dpsubmod.functions import Modular
+>>> Modular([1.0, 2.0, 3.0]).chain_values([2, 0, 1]).tolist()
+[0.0, 3.0, 4.0, 6.0]
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Literal
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from .._validation import as_mask, check_indices, check_real
-from ..errors import SensitivityError, ValidationError
+from .._validation import as_mask, check_indices
+from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
+from ._objective import DataModel, Objective
 
-__all__ = ["SetFunction", "FunctionState", "DataModel"]
-
-DataModel = Literal["general", "monotone-records"]
+__all__ = ["SetFunction", "FunctionState", "DataModel", "CutForm"]
 
 
 class FunctionState:
@@ -124,12 +143,86 @@ class FunctionState:
         return new
 
 
-class SetFunction(ABC):
+@dataclass(frozen=True)
+class CutForm:
+    r"""A function written as :math:`f(S) = \sum_{u \in S, v \notin S} W_{uv} + \sum_{e \in S}
+    m_e`: a (directed) graph cut with nonnegative weights plus a modular term.
+
+    Such a function is minimised exactly by one s-t minimum cut, and a sum of them is one of them
+    (arcs and modular terms add), which is how :meth:`SetFunction.cut_form` serves both
+    :func:`dpsubmod.offline.minimize` and the online comparators. The arcs are kept as arrays
+    (repeated arcs add up), so summing forms costs no sparse-matrix work.
+
+    Attributes
+    ----------
+    n : int
+        Ground-set size.
+    tails, heads : ndarray of int64
+        Arc ``a`` goes from ``tails[a]`` to ``heads[a]`` (no self-loops).
+    arc_weights : ndarray of float64
+        Nonnegative weight of each arc.
+    modular : ndarray of float64, shape (n,)
+        ``m``.
+    directed : bool
+        Whether the arcs may be asymmetric (a sum with a directed cut is a directed cut); an
+        undirected cut lists each edge in both directions.
+    cut : bool
+        Whether a graph cut is part of the function (even one without edges); a modular
+        function alone has ``cut=False``.
+    """
+
+    n: int
+    tails: np.ndarray
+    heads: np.ndarray
+    arc_weights: np.ndarray
+    modular: np.ndarray
+    directed: bool = False
+    cut: bool = True
+
+    @classmethod
+    def of_matrix(cls, W: object, modular: np.ndarray, directed: bool) -> CutForm:
+        """The form of ``cut_W + m`` for a sparse weight matrix ``W[u, v]`` (arc ``u -> v``)."""
+        W = sp.csr_array(W)
+        tails = np.repeat(np.arange(W.shape[0], dtype=np.int64), np.diff(W.indptr))
+        return cls(int(W.shape[0]), tails, W.indices.astype(np.int64),
+                   np.asarray(W.data, dtype=np.float64), np.asarray(modular, np.float64),
+                   bool(directed))
+
+    @classmethod
+    def modular_only(cls, modular: np.ndarray) -> CutForm:
+        """The form of a modular function (no arc)."""
+        empty = np.zeros(0, dtype=np.int64)
+        m = np.asarray(modular, dtype=np.float64)
+        return cls(m.size, empty, empty, np.zeros(0), m, False, False)
+
+    @property
+    def weights(self) -> sp.csr_array | None:
+        """``W`` as a CSR matrix (repeated arcs summed); ``None`` without arcs."""
+        if not self.cut:
+            return None
+        return sp.csr_array((self.arc_weights, (self.tails, self.heads)), shape=(self.n, self.n))
+
+    def scaled(self, c: float) -> CutForm:
+        """The form of ``c f`` (``c >= 0``)."""
+        return CutForm(self.n, self.tails, self.heads, c * self.arc_weights, c * self.modular,
+                       self.directed, self.cut)
+
+    def plus(self, other: CutForm) -> CutForm:
+        """The form of the sum of two such functions."""
+        return CutForm(self.n, np.concatenate([self.tails, other.tails]),
+                       np.concatenate([self.heads, other.heads]),
+                       np.concatenate([self.arc_weights, other.arc_weights]),
+                       self.modular + other.modular, self.directed or other.directed,
+                       self.cut or other.cut)
+
+
+class SetFunction(Objective, ABC):
     """A real function on subsets of ``range(n)``.
 
     Subclasses implement ``_value(mask)`` and may override ``state()`` with a fast incremental
-    state. Class attributes ``monotone`` and ``submodular`` declare what the family guarantees
-    (checked by property tests).
+    state, ``_values(masks)`` with a vectorised batch and ``_chain_values(order)`` with a
+    one-pass chain. Class attributes ``monotone`` and ``submodular`` declare what the family
+    guarantees (checked by property tests).
 
     Parameters
     ----------
@@ -143,23 +236,14 @@ class SetFunction(ABC):
 
     monotone: bool = False
     submodular: bool = True
-    #: The neighbouring relation behind ``sensitivity``, in words.
-    neighbouring: str = "replace one record"
+    #: Whether :meth:`values` evaluates a batch in vectorised array expressions (families with a
+    #: closed form) rather than one set at a time; comparators that enumerate sets consult it.
+    batched_values: bool = False
 
     def __init__(self, n: int, *, sensitivity: float | None = None,
                  data_model: DataModel = "general"):
         self.n = int(n)
-        self.evaluations = 0
-        if sensitivity is not None:
-            sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True,
-                                     caller=type(self).__name__)
-        self.sensitivity = sensitivity
-        if data_model not in ("general", "monotone-records"):
-            raise SensitivityError(
-                f"The 'data_model' parameter of {type(self).__name__} must be 'general' or "
-                f"'monotone-records'; got {data_model!r}."
-            )
-        self.data_model: DataModel = data_model
+        self._declare(sensitivity, data_model)
 
     # -- evaluation ---------------------------------------------------------------------------
     @abstractmethod
@@ -177,9 +261,11 @@ class SetFunction(ABC):
         return float(self._value(as_mask(S, self.n, "S", caller=type(self).__name__)))
 
     def values(self, masks: np.ndarray) -> np.ndarray:
-        """Values on the rows of a boolean ``(m, n)`` array, uncounted (for diagnostics).
+        """Values on the rows of a boolean ``(m, n)`` array, uncounted (for diagnostics and
+        comparators).
 
-        Families with a vectorised evaluation override it; the default loops over the rows.
+        Families with a closed form evaluate the whole batch in array expressions
+        (``batched_values``); the others loop over the rows.
         """
         m = np.asarray(masks, dtype=bool)
         if m.ndim != 2 or m.shape[1] != self.n:
@@ -187,7 +273,100 @@ class SetFunction(ABC):
                 f"The 'masks' argument of {type(self).__name__}.values must be a boolean array "
                 f"of shape (m, {self.n}); got shape {m.shape}."
             )
-        return np.array([float(self._value(row)) for row in m], dtype=float)
+        return np.asarray(self._values(m), dtype=np.float64)
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        """Values on the rows of a trusted boolean ``(m, n)`` array (no counting)."""
+        return np.array([float(self._value(row)) for row in masks], dtype=np.float64)
+
+    def chain_values(self, order: object, *, count: bool = True) -> np.ndarray:
+        r"""Values :math:`f(B_0), f(B_1), \dots, f(B_m)` on the chain of prefixes of ``order``,
+        :math:`B_k = \{order_0, \dots, order_{k-1}\}`, in one call.
+
+        Parameters
+        ----------
+        order : array-like of int
+            Distinct elements of ``range(n)``: a permutation of the ground set (the chain of a
+            point of the cube) or a prefix of one.
+        count : bool, default=True
+            Count ``m + 1`` evaluations (the papers' unit for ``m + 1`` values of ``f``);
+            ``False`` for non-private diagnostics.
+
+        Returns
+        -------
+        ndarray of float64, shape (m + 1,)
+            Entry ``k`` is ``f(order[:k])``; entry 0 is ``f(empty)``.
+
+        Raises
+        ------
+        ValidationError
+            ``order`` holds an index outside ``range(n)`` or a repeated one.
+
+        Notes
+        -----
+        Every shipped family computes the chain in one vectorised pass, within ``1e-12``
+        relative of walking the incremental state (tested); a family without one walks its
+        state (:meth:`state`), one ``add`` per element.
+        """
+        idx = self._check_order(order)
+        out = np.asarray(self._chain_values(idx), dtype=np.float64)
+        if count:
+            self.evaluations += idx.size + 1
+        return out
+
+    def _check_order(self, order: object) -> np.ndarray:
+        caller = f"{type(self).__name__}.chain_values"
+        if isinstance(order, np.ndarray) and order.dtype.kind in "iu" and order.ndim == 1:
+            idx = order.astype(np.int64, copy=False)
+            if idx.size and (idx.min() < 0 or idx.max() >= self.n):
+                idx = check_indices(order, self.n, "order", caller=caller)
+        else:
+            if isinstance(order, np.ndarray) and order.dtype == np.bool_:
+                raise ParameterTypeError(
+                    f"The 'order' argument of {caller} must be a sequence of distinct element "
+                    "indices (the chain's order), not a boolean mask."
+                )
+            idx = check_indices(order, self.n, "order", caller=caller)
+        if idx.size > self.n:
+            raise GroundSetMismatchError(
+                f"The 'order' argument of {caller} has {idx.size} entries for a ground set of "
+                f"{self.n}; pass distinct indices (at most n)."
+            )
+        seen = np.zeros(self.n, dtype=bool)
+        seen[idx] = True
+        if int(np.count_nonzero(seen)) != idx.size:
+            raise ValidationError(
+                f"The 'order' argument of {caller} holds repeated indices; a chain adds each "
+                "element once."
+            )
+        return idx
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        """Chain values along a trusted order (distinct int64 indices), uncounted.
+
+        The generic chain walks one incremental state; families override it with a one-pass
+        formula.
+        """
+        st = self.state()
+        before = self.evaluations
+        vals = np.empty(order.size + 1)
+        vals[0] = st.value
+        for k, e in enumerate(order.tolist(), start=1):
+            st.add(e)
+            vals[k] = st.value
+        self.evaluations = before
+        return vals
+
+    def terms(self) -> tuple[tuple[float, SetFunction], ...]:
+        """The weighted parts whose sum is ``f``: ``((1.0, f),)`` for a family; sums and
+        nonnegative multiples flatten into their parts' terms (the coefficients multiply)."""
+        return ((1.0, self),)
+
+    def cut_form(self) -> CutForm | None:
+        """``f`` as a graph cut plus a modular term (:class:`CutForm`), or ``None`` when it is
+        not known to be one. Modular functions, cuts, and their sums and nonnegative multiples
+        have one."""
+        return None
 
     def state(self) -> FunctionState:
         """A fresh incremental state at the empty set."""
@@ -200,45 +379,6 @@ class SetFunction(ABC):
         for e in check_indices(np.flatnonzero(as_mask(S, self.n)), self.n, "S"):
             st.add(int(e))
         return st.gains(candidates)
-
-    def reset_evaluations(self) -> None:
-        """Set the evaluation counter back to 0."""
-        self.evaluations = 0
-
-    # -- privacy metadata ---------------------------------------------------------------------
-    def require_sensitivity(self, override: float | None = None, *, caller: str = "") -> float:
-        """The sensitivity a private algorithm must calibrate from.
-
-        Returns ``override`` when given (validated), else the declared sensitivity; raises
-        :class:`SensitivityError` when neither exists.
-        """
-        if override is not None:
-            return check_real(override, "sensitivity", low=0.0, low_open=True, caller=caller)
-        if self.sensitivity is None:
-            who = caller or "a private algorithm"
-            raise SensitivityError(
-                f"{type(self).__name__} declares no sensitivity, so {who} cannot calibrate its "
-                "noise. Build the objective from records (from_records(...)) or pass "
-                "sensitivity= explicitly."
-            )
-        return float(self.sensitivity)
-
-    def neighbour(self, rng: object = None) -> SetFunction:
-        """A neighbouring instance: the same objective with one record replaced.
-
-        Families built from records override this; auditors use it.
-        """
-        raise SensitivityError(
-            f"{type(self).__name__} was not built from records, so it has no neighbouring instance."
-        )
-
-    @property
-    def ground_set(self) -> range:
-        return range(self.n)
-
-    def __repr__(self) -> str:
-        sens = "undeclared" if self.sensitivity is None else f"{self.sensitivity:.4g}"
-        return f"{type(self).__name__}(n={self.n}, sensitivity={sens})"
 
     # -- combinators --------------------------------------------------------------------------
     def __add__(self, other: SetFunction) -> SetFunction:

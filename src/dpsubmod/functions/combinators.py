@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import check_finite, check_indices, check_real, check_same_ground_set
 from ..errors import ParameterTypeError, ValidationError
-from .base import DataModel, FunctionState, SetFunction
+from .base import CutForm, DataModel, FunctionState, SetFunction
 
 __all__ = ["Sum", "Scaled", "Restricted", "Truncated"]
 
@@ -100,9 +100,36 @@ class Sum(SetFunction):
         self.weights = w
         self.monotone = all(g.monotone for g in fs)
         self.submodular = all(g.submodular for g in fs)
+        self.batched_values = all(g.batched_values for g in fs)
 
     def _value(self, mask: np.ndarray) -> float:
         return float(sum(c * g._value(mask) for c, g in zip(self.weights, self.functions)))
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        out = np.zeros(masks.shape[0])
+        for c, g in zip(self.weights, self.functions):
+            out += c * np.asarray(g._values(masks), dtype=np.float64)
+        return out
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        out = np.zeros(order.size + 1)
+        for c, g in zip(self.weights, self.functions):
+            out += c * np.asarray(g._chain_values(order), dtype=np.float64)
+        return out
+
+    def terms(self) -> tuple[tuple[float, SetFunction], ...]:
+        return tuple((float(c) * a, h) for c, g in zip(self.weights, self.functions)
+                     for a, h in g.terms())
+
+    def cut_form(self) -> CutForm | None:
+        total: CutForm | None = None
+        for c, g in zip(self.weights, self.functions):
+            form = g.cut_form()
+            if form is None:
+                return None
+            part = form.scaled(float(c))
+            total = part if total is None else total.plus(part)
+        return total
 
     def state(self) -> FunctionState:
         return _SumState(self)
@@ -155,9 +182,23 @@ class Scaled(SetFunction):
         self.f, self.c = f, c
         self.monotone, self.submodular = f.monotone, f.submodular
         self.neighbouring = f.neighbouring
+        self.batched_values = f.batched_values
 
     def _value(self, mask: np.ndarray) -> float:
         return self.c * float(self.f._value(mask))
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        return self.c * np.asarray(self.f._values(masks), dtype=np.float64)
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        return self.c * np.asarray(self.f._chain_values(order), dtype=np.float64)
+
+    def terms(self) -> tuple[tuple[float, SetFunction], ...]:
+        return tuple((self.c * a, h) for a, h in self.f.terms())
+
+    def cut_form(self) -> CutForm | None:
+        form = self.f.cut_form()
+        return None if form is None else form.scaled(self.c)
 
     def neighbour(self, rng: object = None) -> SetFunction:
         return Scaled(self.f.neighbour(rng), self.c)
@@ -206,11 +247,21 @@ class Restricted(SetFunction):
         self.f, self.subset = f, idx
         self.monotone, self.submodular = f.monotone, f.submodular
         self.neighbouring = f.neighbouring
+        self.batched_values = f.batched_values
 
     def _value(self, mask: np.ndarray) -> float:
         full = np.zeros(self.f.n, dtype=bool)
         full[self.subset[mask]] = True
         return float(self.f._value(full))
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        full = np.zeros((masks.shape[0], self.f.n), dtype=bool)
+        full[:, self.subset] = masks
+        return np.asarray(self.f._values(full), dtype=np.float64)
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        # The chain of the restriction is the chain of f along the lifted order.
+        return np.asarray(self.f._chain_values(self.subset[order]), dtype=np.float64)
 
     def neighbour(self, rng: object = None) -> SetFunction:
         return Restricted(self.f.neighbour(rng), self.subset)
@@ -257,9 +308,16 @@ class Truncated(SetFunction):
         self.monotone = f.monotone
         self.submodular = f.monotone and f.submodular
         self.neighbouring = f.neighbouring
+        self.batched_values = f.batched_values
 
     def _value(self, mask: np.ndarray) -> float:
         return min(float(self.f._value(mask)), self.cap)
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        return np.minimum(np.asarray(self.f._values(masks), dtype=np.float64), self.cap)
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        return np.minimum(np.asarray(self.f._chain_values(order), dtype=np.float64), self.cap)
 
     def neighbour(self, rng: object = None) -> SetFunction:
         return Truncated(self.f.neighbour(rng), self.cap)

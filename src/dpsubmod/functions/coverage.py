@@ -234,6 +234,31 @@ class Coverage(SetFunction):
             self._gains0 = np.asarray(self.incidence @ self.element_weights, dtype=np.float64)
         return self._gains0
 
+    batched_values = True
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        hits = np.asarray((self.incidence.T @ masks.T.astype(np.float64)).T)
+        return (hits > 0) @ self.element_weights
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        """An element is covered from the first chain step whose set contains it: one
+        minimum per element over its covering sets' positions."""
+        m = order.size
+        out = np.zeros(m + 1)
+        csc = self._csc
+        if m == 0 or csc.nnz == 0:
+            return out
+        pos = np.full(self.n, m + 1, dtype=np.int64)
+        pos[order] = np.arange(1, m + 1)
+        p = pos[csc.indices]
+        filled = np.flatnonzero(np.diff(csc.indptr) > 0)
+        first = np.minimum.reduceat(p, csc.indptr[filled])
+        hit = first <= m
+        gain = np.bincount(first[hit] - 1, weights=self.element_weights[filled[hit]],
+                           minlength=m)
+        np.cumsum(gain, out=out[1:])
+        return out
+
     def state(self) -> FunctionState:
         return _CoverageState(self)
 

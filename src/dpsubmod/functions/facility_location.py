@@ -325,6 +325,57 @@ class FacilityLocation(SetFunction):
             out += w[s:s + step] @ blk
         return out
 
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        r"""Running maxima along the chain: client ``i``'s best similarity after ``k`` steps
+        is :math:`\max_{j \le k} s_{i, order_j}`.
+
+        Dense: a cumulative maximum over the chain's columns, summed over client blocks.
+        Sparse: a client's best changes only at its *records* (an entry larger than every
+        earlier one of that client); sorting the entries by client and decreasing similarity,
+        an entry is a record when its position precedes every larger entry's, and the step then
+        gains the difference to the next smaller record.
+        """
+        m = order.size
+        out = np.zeros(m + 1)
+        if m == 0:
+            return out
+        if not self._sparse:
+            step = row_chunks(self.n_clients, m).step
+            for s in range(0, self.n_clients, step):
+                blk = np.take(self.similarity[s:s + step], order, axis=1).astype(
+                    np.float64, copy=False)
+                np.maximum.accumulate(blk, axis=1, out=blk)
+                out[1:] += self.weights[s:s + step] @ blk
+            return out
+        csc = self._csc
+        counts = np.diff(csc.indptr)[order]
+        pos = concat_ranges(csc.indptr[order], counts)
+        rows = csc.indices[pos].astype(np.int64)
+        vals = csc.data[pos].astype(np.float64)
+        k = np.repeat(np.arange(1, m + 1), counts)
+        srt = np.lexsort((k, -vals, rows))
+        rows, vals, k = rows[srt], vals[srt], k[srt]
+        start = np.ones(rows.size, dtype=bool)
+        start[1:] = rows[1:] != rows[:-1]
+        seg = np.cumsum(start) - 1
+        # earliest position among the entries at least as large (exclusive running minimum,
+        # kept exact in integers: seg * span - k increases across client segments)
+        span = m + 2
+        key = seg * span - k
+        run = np.maximum.accumulate(key)
+        prev_min = np.empty(rows.size, dtype=np.int64)
+        prev_min[0] = span
+        prev_min[1:] = seg[1:] * span - run[:-1]
+        prev_min[start] = span
+        rec = k < prev_min
+        r_rows, r_vals, r_k = rows[rec], vals[rec], k[rec]
+        below = np.zeros(r_rows.size)  # the next smaller record of the same client, else 0
+        same = r_rows[1:] == r_rows[:-1]
+        below[:-1][same] = r_vals[1:][same]
+        gain = self.weights[r_rows] * (r_vals - below)
+        np.cumsum(np.bincount(r_k - 1, weights=gain, minlength=m), out=out[1:])
+        return out
+
     def state(self) -> FunctionState:
         return _FacilityLocationState(self)
 

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ParameterTypeError, ValidationError
-from ._inputs import as_matrix, as_weights, row_chunks
+from ._inputs import as_matrix, as_weights, concat_ranges, row_chunks
 from .base import DataModel, FunctionState, SetFunction
 
 __all__ = ["FeatureBased"]
@@ -157,6 +157,55 @@ class FeatureBased(SetFunction):
         if self._gains0 is None:
             self._gains0 = self._contribution(None, np.zeros(self.n_features))
         return self._gains0
+
+    batched_values = True
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        sums = np.asarray(masks.astype(np.float64) @ self.features, dtype=np.float64)
+        return self._g(sums) @ self.weights
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        """Cumulative feature sums along the chain, then ``g`` once per step and feature.
+
+        Dense: running sums over blocks of chain steps. Sparse: each feature's sum changes only
+        at the steps whose item has it, so the changes are per-feature running sums of the
+        nonzeros in chain order.
+        """
+        m = order.size
+        out = np.zeros(m + 1)
+        if m == 0:
+            return out
+        g, w = self._g, self.weights
+        if not self._sparse:
+            carry = np.zeros(self.n_features)
+            step = row_chunks(m, self.n_features).step
+            for s in range(0, m, step):
+                blk = np.take(self.features, order[s:s + step], axis=0).astype(np.float64)
+                np.cumsum(blk, axis=0, out=blk)
+                blk += carry
+                out[1 + s:1 + s + blk.shape[0]] = g(blk) @ w
+                carry = blk[-1].copy()
+            return out
+        M = self.features
+        counts = np.diff(M.indptr)[order]
+        pos = concat_ranges(M.indptr[order], counts)
+        u = M.indices[pos].astype(np.int64)
+        v = M.data[pos].astype(np.float64)
+        k = np.repeat(np.arange(m), counts)
+        srt = np.lexsort((k, u))
+        u, v, k = u[srt], v[srt], k[srt]
+        start = np.ones(u.size, dtype=bool)
+        start[1:] = u[1:] != u[:-1]
+        total = np.cumsum(v)
+        base = np.maximum.accumulate(np.where(start, total - v, -np.inf))
+        after = total - base
+        after[start] = v[start]
+        before = np.empty_like(after)
+        before[start] = 0.0
+        before[~start] = after[np.flatnonzero(~start) - 1]
+        delta = w[u] * (g(after) - g(before))
+        np.cumsum(np.bincount(k, weights=delta, minlength=m), out=out[1:])
+        return out
 
     def state(self) -> FunctionState:
         return _FeatureBasedState(self)

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from ..errors import ValidationError
 from ._inputs import as_matrix
-from .base import FunctionState, SetFunction
+from .base import CutForm, FunctionState, SetFunction
 
 __all__ = ["GraphCut"]
 
@@ -88,9 +88,57 @@ class GraphCut(SetFunction):
         self._csc = W.tocsc()
         self._out_degree = np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
 
+    batched_values = True
+
     def _value(self, mask: np.ndarray) -> float:
         x = mask.astype(np.float64)
         return float(x @ (self.adjacency @ (1.0 - x)))
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        X = masks.astype(np.float64)
+        return np.einsum("ij,ij->i", X, np.asarray((self.adjacency @ (1.0 - X).T).T))
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        r"""Arc ``u -> v`` counts while ``u`` is in the chain and ``v`` not yet: from the step
+        where ``u`` enters to the one before ``v`` enters. One pass over the arcs with their
+        endpoints' ranks gives every step's change; an undirected edge counts from the step its
+        first endpoint enters to the step its second does, so only one arc per edge is read."""
+        m = order.size
+        pos = np.full(self.n, m + 1, dtype=np.int64)  # elements outside the chain never enter
+        pos[order] = np.arange(1, m + 1)
+        tail, head, w = self._arcs()
+        pu, pv = pos[tail], pos[head]
+        if self.directed:
+            w = np.where(pu < pv, w, 0.0)
+        else:
+            pu, pv = np.minimum(pu, pv), np.maximum(pu, pv)
+        delta = (np.bincount(pu, weights=w, minlength=m + 2)
+                 - np.bincount(pv, weights=w, minlength=m + 2))
+        out = np.zeros(m + 1)
+        np.cumsum(delta[1:m + 1], out=out[1:])
+        return out
+
+    def _arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(tail, head, weight)`` of every arc (directed), or of one arc per edge with
+        ``tail < head`` (undirected); built once."""
+        arcs = self.__dict__.get("_chain_arcs")
+        if arcs is None:
+            W = self.adjacency
+            tail = np.repeat(np.arange(self.n), np.diff(W.indptr))
+            head = W.indices.astype(np.int64)
+            w = np.asarray(W.data, dtype=np.float64)
+            if not self.directed:
+                keep = tail < head
+                tail, head, w = tail[keep], head[keep], w[keep]
+            arcs = self._chain_arcs = (tail, head, w)
+        return arcs
+
+    def cut_form(self) -> CutForm:
+        form = self.__dict__.get("_cut_form")
+        if form is None:
+            form = self._cut_form = CutForm.of_matrix(self.adjacency, np.zeros(self.n),
+                                                      bool(self.directed))
+        return form
 
     def to_networkx(self) -> object:
         """The graph as a networkx ``DiGraph`` (directed) or ``Graph``, nodes labelled as given,

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import check_finite
 from ..errors import SensitivityError, ValidationError
-from .base import DataModel, FunctionState, SetFunction
+from .base import CutForm, DataModel, FunctionState, SetFunction
 
 __all__ = ["Modular"]
 
@@ -65,8 +65,22 @@ class Modular(SetFunction):
                 "'monotone-records' data model; pass data_model='general'."
             )
 
+    batched_values = True
+
     def _value(self, mask: np.ndarray) -> float:
         return float(self.weights[mask].sum())
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        return masks.astype(np.float64) @ self.weights
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        # A running sum in chain order: the same additions, in the same order, as the state.
+        out = np.zeros(order.size + 1)
+        np.cumsum(self.weights[order], out=out[1:])
+        return out
+
+    def cut_form(self) -> CutForm:
+        return CutForm.modular_only(self.weights)
 
     def state(self) -> FunctionState:
         return _ModularState(self)

@@ -307,6 +307,20 @@ class MutualInformation(SetFunction):
             return 0.0
         return (self._T(*self._code_of(mask)) - self._T0) / self.n_records
 
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        """One code extension per step; once every row has its own code, adding features can
+        split nothing more, so the rest of the chain keeps that value."""
+        N = self.n_records
+        out = np.zeros(order.size + 1)
+        code, k = np.zeros(N, dtype=np.int64), 1
+        for i, e in enumerate(order.tolist(), start=1):
+            code, k = self._extend(code, int(e))
+            out[i] = (self._T(code, k) - self._T0) / N
+            if k == N:
+                out[i + 1:] = out[i]
+                break
+        return out
+
     def state(self) -> FunctionState:
         return _MutualInformationState(self)
 

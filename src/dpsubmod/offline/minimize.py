@@ -36,8 +36,10 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 import scipy.sparse as sp
+from networkx.algorithms.flow import preflow_push
 
 from .._validation import check_finite, check_int, check_real, check_sparse_finite
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
@@ -103,13 +105,13 @@ class MinimizeResult:
 # Edmonds' greedy: the linear-optimization oracle of the base polytope.
 
 
-def _edmonds_greedy(f: SetFunction, w: np.ndarray, empty: FunctionState
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _edmonds_greedy(f: SetFunction, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Edmonds' greedy vertex :math:`\arg\max_{q \in B(f - f(\emptyset))} w^\top q`.
 
-    Sorts ``w`` decreasingly (ties by increasing index) and walks a copy of the empty state
-    ``empty`` along that order: :math:`q_{\pi(k)} = f(B_k) - f(B_{k-1})`. Counts ``n``
-    evaluations (``f(B_0)`` is the cached value of ``empty``).
+    Sorts ``w`` decreasingly (ties by increasing index) and evaluates ``f`` on the chain of that
+    order in one call (:meth:`~dpsubmod.functions.SetFunction.chain_values`):
+    :math:`q_{\pi(k)} = f(B_k) - f(B_{k-1})`. Counts ``n`` evaluations (``f(B_0)`` is known
+    from the start).
 
     Returns
     -------
@@ -121,12 +123,7 @@ def _edmonds_greedy(f: SetFunction, w: np.ndarray, empty: FunctionState
         ``f(B_0), ..., f(B_n)`` (values of ``f`` itself, ``f(empty)`` included).
     """
     order = np.argsort(-w, kind="stable")
-    st = empty.copy()
-    vals = np.empty(f.n + 1)
-    vals[0] = st.value
-    for k, e in enumerate(order.tolist(), start=1):
-        st.add(e)
-        vals[k] = st.value
+    vals = f.chain_values(order, count=False)
     f.evaluations += f.n
     q = np.empty(f.n)
     q[order] = np.diff(vals)
@@ -163,7 +160,7 @@ def _min_norm_point(f: SetFunction, tol: float, max_iter: int | None, exact_poin
     eps = np.finfo(np.float64).eps
 
     # Start at the greedy vertex for the index order.
-    q, order, vals = _edmonds_greedy(f, np.zeros(n), empty)
+    q, order, vals = _edmonds_greedy(f, np.zeros(n))
     # Tolerances are relative to the scale of f: the l1 norm of a vertex bounds the spread of f
     # along its chain (and is 0 only when f is constant along that chain).
     scale = float(np.abs(q).sum()) or max(abs(f0), 1.0)
@@ -182,7 +179,7 @@ def _min_norm_point(f: SetFunction, tol: float, max_iter: int | None, exact_poin
         # {e : x_e < t} of x, in particular {x < 0} and {x <= 0}; keeping the best of all of them
         # costs nothing more and is robust to coordinates of the min-norm point that are 0 in
         # exact arithmetic but carry rounding noise.
-        q, order, vals = _edmonds_greedy(f, -x, empty)
+        q, order, vals = _edmonds_greedy(f, -x)
         k = int(np.argmin(vals))
         if vals[k] < best_value:
             best_value, best_set = float(vals[k]), order[:k]
@@ -254,15 +251,15 @@ def _brute_force(f: SetFunction, tol: float, max_iter: int | None, exact_point: 
                  ) -> MinimizeResult:
     """Enumerate all 2^n sets; ``2^n`` evaluations.
 
-    A family with its own incremental state is enumerated depth first: the children ``S + c``
-    (``c > max(S)``) of each set are scored by one batched ``gains`` call, so its vectorised
-    gains do the work. The generic state would only loop over ``_value`` calls with extra
-    bookkeeping, so a function without its own state is evaluated directly on every mask.
+    A function with vectorised batch values (``f.batched_values``) is evaluated on blocks of
+    masks; a family with its own incremental state is enumerated depth first, the children
+    ``S + c`` (``c > max(S)``) of each set scored by one batched ``gains`` call; any other
+    function is evaluated on blocks of masks through :meth:`~SetFunction.values`.
     """
     ev0 = f.evaluations
     root = f.state()
     f.evaluations += 1
-    if type(root) is FunctionState:
+    if f.batched_values or type(root) is FunctionState:
         best_value, best = _enumerate_masks(f, float(root.value))
     else:
         best_value, best = _enumerate_states(f, root)
@@ -278,10 +275,10 @@ def _enumerate_masks(f: SetFunction, empty_value: float) -> tuple[float, tuple[i
     for start in range(1, 1 << n, chunk):
         codes = np.arange(start, min(start + chunk, 1 << n))
         masks = ((codes[:, None] >> bits) & 1).astype(bool)
-        for code, mask in zip(codes.tolist(), masks):
-            v = float(f._value(mask))
-            if v < best_value:
-                best_value, best_code = v, code
+        vals = f.values(masks)
+        j = int(np.argmin(vals))
+        if vals[j] < best_value:  # strict: ties keep the smallest code, as a scan would
+            best_value, best_code = float(vals[j]), int(codes[j])
     f.evaluations += (1 << n) - 1
     return best_value, tuple(int(e) for e in np.flatnonzero((best_code >> bits) & 1))
 
@@ -363,9 +360,6 @@ def _cut_value(rows: np.ndarray, cols: np.ndarray, w: np.ndarray, m: np.ndarray,
 def _min_cut(rows: np.ndarray, cols: np.ndarray, w: np.ndarray, m: np.ndarray
              ) -> tuple[np.ndarray, float]:
     """Minimizer mask of cut(S) + m(S) and the max-flow lower bound on the minimum."""
-    import networkx as nx
-    from networkx.algorithms.flow import preflow_push
-
     n = m.size
     s, t = n, n + 1
     G = nx.DiGraph()
@@ -465,58 +459,13 @@ def minimize_cut_plus_modular(W: object, m: object = None, *, directed: bool = F
 
 
 def _cut_plus_modular_form(f: SetFunction) -> tuple[sp.csr_array, np.ndarray, bool] | None:
-    """``(W, m, directed)`` with ``f(S) = cut_W(S) + m(S)`` when ``f`` is a graph cut.
-
-    Recognises a :class:`~dpsubmod.functions.GraphCut`, and ``Sum``/``Scaled`` combinations of
-    graph cuts and modular functions with at least one cut (``GraphCut(W) + Modular(m)``). The
-    families are imported lazily. Returns None for every other function.
-    """
-    terms: list[tuple[float, SetFunction]] = []
-    if not _collect_terms(f, 1.0, terms):
+    """``(W, m, directed)`` with ``f(S) = cut_W(S) + m(S)`` when ``f`` declares itself a graph
+    cut plus a modular term (:meth:`~dpsubmod.functions.SetFunction.cut_form`) with at least one
+    cut; None for every other function."""
+    form = f.cut_form()
+    if form is None or not form.cut:
         return None
-    from ..functions.graph_cut import GraphCut
-    from ..functions.modular import Modular
-
-    n = f.n
-    W = sp.csr_array((n, n), dtype=np.float64)
-    m = np.zeros(n)
-    directed, any_cut = False, False
-    for scale, g in terms:
-        if isinstance(g, GraphCut):
-            W = W + scale * g.adjacency
-            directed |= g.directed
-            any_cut = True
-        elif isinstance(g, Modular):
-            m += scale * g.weights
-    # A sum with a directed cut is a directed cut of the summed weights (an undirected cut is
-    # the directed cut of its symmetric matrix).
-    return (sp.csr_array(W), m, directed) if any_cut else None
-
-
-def _collect_terms(f: SetFunction, scale: float, out: list[tuple[float, SetFunction]]) -> bool:
-    """Flatten ``f`` into ``(scale, GraphCut or Modular)`` terms; False when it is anything else.
-
-    Walks ``Sum`` and ``Scaled`` combinators; a cut must keep a nonnegative coefficient (a negated
-    cut is not submodular), a modular term may have any.
-    """
-    try:
-        from ..functions.combinators import Scaled, Sum
-        from ..functions.graph_cut import GraphCut
-        from ..functions.modular import Modular
-    except ImportError:
-        return False
-    if isinstance(f, Modular):
-        out.append((scale, f))
-        return True
-    if isinstance(f, GraphCut):
-        out.append((scale, f))
-        return scale >= 0.0
-    if isinstance(f, Scaled):
-        return _collect_terms(f.f, scale * float(f.c), out)
-    if isinstance(f, Sum):
-        return all(_collect_terms(g, scale * float(c), out)
-                   for c, g in zip(f.weights, f.functions))
-    return False
+    return form.weights, np.asarray(form.modular, dtype=np.float64), form.directed
 
 
 def _maxflow(f: SetFunction, tol: float, max_iter: int | None, exact_point: bool

@@ -1,42 +1,121 @@
-"""Online learning of sets: the learner protocol, streams, comparators, the run harness, private
-online convex optimization (PFTAL) and online submodular minimization (private and not).
+"""Online learning of sets and points: the learner protocol, streams, comparators and the run
+harness, shared by three problems, each in its own package.
 
-Flat re-exports; see the modules for details:
+Shared (this package):
 
 * :mod:`~dpsubmod.online.protocol`: :class:`Learner` (``select() -> sorted tuple``,
   ``update(feedback)``, ``clone()``, ``privacy``);
-* :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds, :func:`stochastic_stream`,
+* :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds (:class:`OneShotStream` reads
+  a generator lazily); :mod:`~dpsubmod.online.synthetic`: :func:`stochastic_stream`,
   :func:`ftl_trap_stream`;
-* :mod:`~dpsubmod.online.comparators`: :func:`best_fixed_set` and :class:`Hindsight`;
-* :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace`;
-* :mod:`~dpsubmod.online.pftal`: :class:`PFTAL` (Smith and Thakurta 2013);
+* :mod:`~dpsubmod.online.comparators`: :func:`best_fixed_set`, :class:`Hindsight` and the compact
+  :class:`RunningSum` of a stream;
+* :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace` (streaming: memory does not
+  grow with ``T``);
+* :mod:`~dpsubmod.online.oco`: the full-information oracles the learners are built on,
+  :class:`PFTAL` (Smith and Thakurta 2013), :class:`PrivateFTRL` (Agarwal and Singh 2017) and
+  :class:`Hedge` with its private calibration.
+
+By problem:
+
 * :mod:`~dpsubmod.online.minimization`: :class:`SubmodPFTAL`, :class:`BanditSubmodPFTAL`
-  (Cardoso and Cummings 2018);
-* :mod:`~dpsubmod.online.hazan_kale`: :class:`HazanKale`, :class:`BanditHazanKale` (Hazan and
-  Kale 2012; not private);
-* :mod:`~dpsubmod.online.onepoint`: chains, the exploration distribution and the one-point
-  estimator.
+  (Cardoso and Cummings 2018), :class:`HazanKale`, :class:`BanditHazanKale` (Hazan and Kale
+  2012; not private), and the one-point estimator;
+* :mod:`~dpsubmod.online.maximization`: :class:`FIDP`, :class:`BanditDP`,
+  :class:`NaiveBanditDP`, :class:`PresampledBanditDP` (Perez-Salazar and Cummings 2021),
+  :class:`OnlineGreedy`, :class:`BanditOnlineGreedy` (Streeter and Golovin 2008),
+  :class:`DPMetaFrankWolfe` (Sadeghi and Fazel 2021), :class:`MetaFrankWolfe` (Chen, Hassani
+  and Karbasi 2018), :class:`PFTALMetaFrankWolfe`;
+* :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
+  :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
+  :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
+
+The polytope projections the maximization learners use (:func:`kl_projection`,
+:func:`euclidean_projection`, :class:`Region`) and :func:`round_point` live in
+:mod:`dpsubmod.polytopes`; they are re-exported here.
 """
 
-from .comparators import Hindsight, all_masks, best_fixed_set, hindsight_max, hindsight_min
+from ..polytopes.projections import (
+    Region,
+    as_region,
+    euclidean_projection,
+    kl_projection,
+    project_box,
+)
+from ..polytopes.rounding import round_point
+from .comparators import (
+    Hindsight,
+    RunningSum,
+    all_masks,
+    best_fixed_set,
+    hindsight_max,
+    hindsight_min,
+)
+from .convex import (
+    BanditConvexLearner,
+    CallableLoss,
+    ConvexLoss,
+    ConvexLossStream,
+    ConvexTrace,
+    FlaxmanKalaiMcMahan,
+    GarberKretzu,
+    LinearLoss,
+    LossSequence,
+    PrivateBandit,
+    QuadraticLoss,
+    best_fixed_point,
+    linear_losses,
+    quadratic_losses,
+    run_convex,
+)
 from .harness import Trace, run
-from .hazan_kale import BanditHazanKale, HazanKale
-from .minimization import BanditSubmodPFTAL, SubmodPFTAL
-from .onepoint import estimator_law, exploration_probabilities, one_point_gradient
-from .pftal import PFTAL, project_box
+from .maximization import (
+    FIDP,
+    BanditDP,
+    BanditOnlineGreedy,
+    DPMetaFrankWolfe,
+    MetaFrankWolfe,
+    NaiveBanditDP,
+    OnlineGreedy,
+    PFTALMetaFrankWolfe,
+    PresampledBanditDP,
+    bandit_failure_probability,
+    batch_gradient,
+    dpmfw_paper_scale,
+    expert_regrets,
+)
+from .minimization import (
+    BanditHazanKale,
+    BanditSubmodPFTAL,
+    HazanKale,
+    SubmodPFTAL,
+    estimator_law,
+    exploration_probabilities,
+    one_point_gradient,
+)
+from .oco import (
+    PFTAL,
+    Hedge,
+    PrivateFTRL,
+    hedge_draw_epsilon,
+    hedge_epsilon,
+    hedge_eta,
+    tight_hedge_eta,
+)
 from .protocol import Learner, OnlineBase, as_selection
 from .streams import (
     FunctionStream,
     IIDStream,
+    OneShotStream,
     RecordStream,
     Stream,
     SwitchingStream,
     as_stream,
-    ftl_trap_stream,
-    stochastic_stream,
 )
+from .synthetic import ftl_trap_stream, stochastic_stream
 
 __all__ = [
+    # shared: protocol, streams, comparators, harness
     "Learner",
     "OnlineBase",
     "as_selection",
@@ -45,18 +124,32 @@ __all__ = [
     "RecordStream",
     "IIDStream",
     "SwitchingStream",
+    "OneShotStream",
     "stochastic_stream",
     "ftl_trap_stream",
     "as_stream",
     "Hindsight",
+    "RunningSum",
     "best_fixed_set",
     "hindsight_min",
     "hindsight_max",
     "all_masks",
     "run",
     "Trace",
+    # full-information oracles
     "PFTAL",
     "project_box",
+    "Hedge",
+    "hedge_eta",
+    "hedge_epsilon",
+    "hedge_draw_epsilon",
+    "tight_hedge_eta",
+    "PrivateFTRL",
+    "Region",
+    "as_region",
+    "kl_projection",
+    "euclidean_projection",
+    # minimization
     "SubmodPFTAL",
     "BanditSubmodPFTAL",
     "HazanKale",
@@ -64,42 +157,7 @@ __all__ = [
     "estimator_law",
     "exploration_probabilities",
     "one_point_gradient",
-]
-
-# Online private submodular maximization: Hedge experts (Perez-Salazar and Cummings 2021),
-# Streeter-Golovin baselines, private FTRL and (DP) Meta-Frank-Wolfe (Sadeghi and Fazel 2021).
-from .experts import (  # noqa: E402
-    FIDP,
-    BanditDP,
-    NaiveBanditDP,
-    PresampledBanditDP,
-    bandit_failure_probability,
-    expert_regrets,
-)
-from .ftrl import PrivateFTRL, Region, as_region, euclidean_projection, kl_projection  # noqa: E402
-from .hedge import (  # noqa: E402
-    Hedge,
-    hedge_draw_epsilon,
-    hedge_epsilon,
-    hedge_eta,
-    tight_hedge_eta,
-)
-from .meta_frank_wolfe import (  # noqa: E402
-    DPMetaFrankWolfe,
-    MetaFrankWolfe,
-    PFTALMetaFrankWolfe,
-    batch_gradient,
-    dpmfw_paper_scale,
-    round_point,
-)
-from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy  # noqa: E402
-
-__all__ += [
-    "Hedge",
-    "hedge_eta",
-    "hedge_epsilon",
-    "hedge_draw_epsilon",
-    "tight_hedge_eta",
+    # maximization
     "FIDP",
     "BanditDP",
     "NaiveBanditDP",
@@ -108,22 +166,26 @@ __all__ += [
     "expert_regrets",
     "OnlineGreedy",
     "BanditOnlineGreedy",
-    "PrivateFTRL",
-    "Region",
-    "as_region",
-    "kl_projection",
-    "euclidean_projection",
     "DPMetaFrankWolfe",
     "MetaFrankWolfe",
     "PFTALMetaFrankWolfe",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",
+    # bandit convex optimization
+    "PrivateBandit",
+    "GarberKretzu",
+    "FlaxmanKalaiMcMahan",
+    "BanditConvexLearner",
+    "ConvexLoss",
+    "LinearLoss",
+    "QuadraticLoss",
+    "CallableLoss",
+    "ConvexLossStream",
+    "LossSequence",
+    "linear_losses",
+    "quadratic_losses",
+    "run_convex",
+    "best_fixed_point",
+    "ConvexTrace",
 ]
-
-# Private projection-free bandit convex optimization (Ene, Nguyen and Vladu 2021) and baselines.
-from .bandit_convex import FlaxmanKalaiMcMahan, GarberKretzu, PrivateBandit  # noqa: E402
-from .convex_harness import ConvexTrace, best_fixed_point, run_convex  # noqa: E402
-
-__all__ += ["PrivateBandit", "GarberKretzu", "FlaxmanKalaiMcMahan", "run_convex",
-            "best_fixed_point", "ConvexTrace"]

@@ -2,19 +2,27 @@ r"""The best fixed set in hindsight: the comparator of online regret.
 
 Regret compares a learner with the single set that would have been best over the whole stream,
 :math:`\min_S \sum_t f_t(S)` (minimization) or :math:`\max_{S \in \mathcal I} \sum_t f_t(S)` under
-a constraint (maximization). :func:`best_fixed_set` computes it
+a constraint (maximization). Only the sum :math:`\sum_t f_t` matters, and
+:class:`RunningSum` keeps it compact while the functions stream by:
 
-* exactly by enumeration of all :math:`2^n` sets for small ``n``, vectorised over masks: modular
-  functions, graph cuts, sums and scalings are evaluated on a whole block of masks in one matrix
-  expression, any other family mask by mask; repeated function objects (a stream that reuses
-  its functions) are evaluated once and weighted by their multiplicity;
-* for minimization beyond that, exactly by :func:`dpsubmod.offline.minimize` on the summed
-  function (:class:`~dpsubmod.functions.Sum` of the distinct functions weighted by their counts):
-  one max-flow for sums of graph cuts and modular terms, the Fujishige-Wolfe min-norm-point
-  algorithm otherwise;
-* for maximization beyond that, by the offline greedy on the summed function, which is only
-  approximate (``exact=False``; at least :math:`(1 - 1/e)` of the optimum for monotone
-  functions under a cardinality constraint, 1/2 under a matroid).
+* modular functions, graph cuts, and their sums and nonnegative multiples (the functions with a
+  :meth:`~dpsubmod.functions.SetFunction.cut_form`) add up to **one** cut plus one modular term:
+  their weights are summed, so the memory is that of one function whatever ``T``;
+* every other function is kept once per distinct object, with its summed coefficient (a stream
+  that reuses its functions, or shares a part across rounds, costs one copy). At most
+  :data:`MAX_DISTINCT` distinct such functions are kept; beyond that the comparator refuses
+  with a clear error rather than hold the whole history.
+
+:func:`best_fixed_set` then computes the best set of the sum
+
+* exactly by enumeration of all :math:`2^n` sets for small ``n``, a block of masks at a time
+  through :meth:`~dpsubmod.functions.SetFunction.values` (vectorised for the families with a
+  closed form);
+* for minimization beyond that, exactly by :func:`dpsubmod.offline.minimize` on the sum: one
+  max-flow for a cut plus a modular term, the Fujishige-Wolfe min-norm-point algorithm otherwise;
+* for maximization beyond that, by the offline greedy on the sum, which is only approximate
+  (``exact=False``; at least :math:`(1 - 1/e)` of the optimum for monotone functions under a
+  cardinality constraint, 1/2 under a matroid).
 
 Nothing here is private: the comparator reads every function in full.
 """
@@ -22,19 +30,27 @@ Nothing here is private: the comparator reads every function in full.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_int
+from ..constraints import Constraint, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
-from ..functions.base import SetFunction
+from ..functions.base import CutForm, SetFunction
+from ..functions.combinators import Sum
+from ..functions.graph_cut import GraphCut
+from ..functions.modular import Modular
+from ..offline.greedy import greedy
+from ..offline.minimize import minimize
 from .protocol import Sense
 from .streams import as_stream
 
 __all__ = [
     "Hindsight",
+    "RunningSum",
     "best_fixed_set",
     "hindsight_min",
     "hindsight_max",
@@ -42,14 +58,19 @@ __all__ = [
     "set_values",
     "total_values",
     "ENUMERATE_MAX_N",
+    "MAX_DISTINCT",
 ]
 
 #: Largest ground set enumerated exactly.
 ENUMERATE_MAX_N = 20
-#: ``method="auto"`` enumerates only when the mask-by-mask work (distinct functions without a
-#: vectorised path, times 2^n) stays below this many evaluations.
+#: ``method="auto"`` enumerates only when the set-by-set work (parts of the sum without batched
+#: values, times 2^n) stays below this many evaluations.
 AUTO_LOOP_BUDGET = 1 << 21
+#: Most distinct functions without a compact sum that :class:`RunningSum` keeps.
+MAX_DISTINCT = 100_000
 _CHUNK = 1 << 15
+#: Cut weights are summed in batches of this many stored entries (coalesced into one matrix).
+_COALESCE = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -80,6 +101,128 @@ class Hindsight:
     certificate_gap: float = 0.0
 
 
+class RunningSum:
+    """The sum :math:`\\sum_t f_t` of a stream of set functions, kept compact as it grows.
+
+    Functions with a cut form (modular functions, graph cuts, their sums and nonnegative
+    multiples) are folded into one summed cut and one summed modular vector; every other part
+    of a function (through :meth:`~dpsubmod.functions.SetFunction.terms`) is kept once per
+    distinct object with its summed coefficient. Memory is therefore that of one cut plus the
+    distinct other parts, whatever the number of rounds.
+
+    Parameters
+    ----------
+    n : int
+        Ground-set size.
+    max_distinct : int, default=MAX_DISTINCT
+        Most distinct parts without a compact sum; one more raises
+        :class:`~dpsubmod.errors.ValidationError`.
+
+    Examples
+    --------
+    >>> from dpsubmod.functions import Modular
+    >>> acc = RunningSum(2)
+    >>> for w in ([1.0, -1.0], [0.5, 0.5], [1.0, -1.0]):
+    ...     acc.add(Modular(w))
+    >>> acc.rounds, acc.function()([0])
+    (3, 2.5)
+    """
+
+    def __init__(self, n: int, *, max_distinct: int = MAX_DISTINCT):
+        self.n = check_int(n, "n", low=1, caller="RunningSum")
+        self.max_distinct = check_int(max_distinct, "max_distinct", low=0, caller="RunningSum")
+        self.rounds = 0
+        self._modular = np.zeros(self.n)
+        self._W: sp.csr_array | None = None
+        self._directed = False
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending_nnz = 0
+        self._others: dict[int, tuple[SetFunction, float]] = {}
+
+    def add(self, f: SetFunction, weight: float = 1.0) -> None:
+        """Add ``weight * f`` (``f`` on the same ground set)."""
+        if f.n != self.n:
+            raise ValidationError(
+                f"RunningSum.add got a function on n={f.n}; the sum is on n={self.n}."
+            )
+        self.rounds += 1
+        for c, g in f.terms():
+            c = float(c) * weight
+            form = g.cut_form()
+            if form is not None:
+                self._modular += c * form.modular
+                if form.arc_weights.size:
+                    self._add_arcs(form, c)
+                continue
+            key = id(g)
+            held = self._others.get(key)
+            if held is None:
+                if len(self._others) >= self.max_distinct:
+                    raise ValidationError(
+                        f"The comparator keeps one copy of every distinct function without a "
+                        f"compact sum (anything but modular functions, graph cuts and their "
+                        f"sums), and this stream has more than max_distinct={self.max_distinct}. "
+                        "Pass comparator=None, a precomputed Hindsight or a set, or reuse the "
+                        "function objects that repeat."
+                    )
+                self._others[key] = (g, c)
+            else:
+                self._others[key] = (g, held[1] + c)
+
+    def _add_arcs(self, form: CutForm, c: float) -> None:
+        # Kept as arc lists and summed a batch at a time: one sparse sum per batch, not per round.
+        self._directed |= form.directed
+        self._pending.append((form.tails, form.heads, c * form.arc_weights))
+        self._pending_nnz += form.arc_weights.size
+        if self._pending_nnz >= _COALESCE:
+            self._coalesce()
+
+    def _coalesce(self) -> None:
+        if not self._pending:
+            return
+        rows, cols, data = (np.concatenate(parts) for parts in zip(*self._pending))
+        total = sp.csr_array((data, (rows, cols)), shape=(self.n, self.n))  # duplicates add up
+        self._W = total if self._W is None else sp.csr_array(self._W + total)
+        self._pending, self._pending_nnz = [], 0
+
+    @property
+    def distinct(self) -> int:
+        """Number of distinct parts kept whole (those without a compact sum)."""
+        return len(self._others)
+
+    def function(self) -> SetFunction:
+        """The sum as one SetFunction (a modular function of zeros before anything was added)."""
+        self._coalesce()
+        parts: list[SetFunction] = []
+        weights: list[float] = []
+        if self._W is not None and self._W.nnz:
+            W = self._W
+            if not self._directed:
+                W = (W + W.T) * 0.5  # symmetric up to the summation's rounding
+            parts.append(GraphCut(W, directed=self._directed))
+            weights.append(1.0)
+        if self._modular.any() or not parts:
+            parts.append(Modular(self._modular))
+            weights.append(1.0)
+        negative = [c for _, c in self._others.values() if c < 0]
+        if negative:
+            raise ValidationError(
+                "RunningSum cannot form the sum: a part without a compact sum has a negative "
+                f"total coefficient ({negative[0]:g})."
+            )
+        for g, c in self._others.values():
+            parts.append(g)
+            weights.append(c)
+        if len(parts) == 1 and weights[0] == 1.0:
+            return parts[0]
+        return Sum(parts, weights=weights)
+
+    def loop_cost(self) -> int:
+        """Parts of the sum evaluated set by set (no batched values): the cost factor of
+        enumerating ``2^n`` sets."""
+        return sum(1 for g, _ in self._others.values() if not g.batched_values)
+
+
 def all_masks(n: int, start: int = 0, stop: int | None = None) -> np.ndarray:
     """Boolean masks of the sets with codes ``start..stop-1`` (bit ``i`` of the code = element
     ``i``); all :math:`2^n` sets by default, shape ``(stop - start, n)``."""
@@ -88,98 +231,39 @@ def all_masks(n: int, start: int = 0, stop: int | None = None) -> np.ndarray:
     return ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(bool)
 
 
-def _fast(f: SetFunction) -> bool:
-    from ..functions.combinators import Scaled, Sum
-    from ..functions.graph_cut import GraphCut
-    from ..functions.modular import Modular
-
-    if isinstance(f, (Modular, GraphCut)):
-        return True
-    if isinstance(f, Sum):
-        return all(_fast(g) for g in f.functions)
-    if isinstance(f, Scaled):
-        return _fast(f.f)
-    return False
+def set_values(f: SetFunction, masks: np.ndarray) -> np.ndarray:
+    """``f`` on every row of ``masks`` (uncounted; :meth:`SetFunction.values`)."""
+    return f.values(masks)
 
 
-def _loop_cost(f: SetFunction, seen: set[int]) -> int:
-    """Distinct leaf functions of ``f`` that need the mask-by-mask path."""
-    from ..functions.combinators import Scaled, Sum
-
-    if id(f) in seen:
-        return 0
-    seen.add(id(f))
-    if _fast(f):
-        return 0
-    if isinstance(f, Sum):
-        return sum(_loop_cost(g, seen) for g in f.functions)
-    if isinstance(f, Scaled):
-        return _loop_cost(f.f, seen)
-    return 1
+def total_values(functions: Iterable[SetFunction], masks: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_t f_t` on every row of ``masks`` (through the compact :class:`RunningSum`)."""
+    acc = _accumulate(functions)
+    return acc.function().values(masks)
 
 
-def set_values(f: SetFunction, masks: np.ndarray, cache: dict[int, np.ndarray] | None = None
-               ) -> np.ndarray:
-    """``f`` on every row of ``masks`` (uncounted), vectorised for modular functions, graph cuts,
-    sums and scalings; mask by mask otherwise. ``cache`` (by object id) shares sub-results
-    between functions that reuse a part."""
-    from ..functions.combinators import Scaled, Sum
-    from ..functions.graph_cut import GraphCut
-    from ..functions.modular import Modular
-
-    if cache is not None and id(f) in cache:
-        return cache[id(f)]
-    if isinstance(f, Modular):
-        out = masks @ f.weights
-    elif isinstance(f, GraphCut):
-        X = masks.astype(np.float64)
-        out = np.einsum("ij,ij->i", np.asarray((f.adjacency @ X.T).T), 1.0 - X)
-    elif isinstance(f, Sum):
-        out = np.zeros(masks.shape[0])
-        for c, g in zip(f.weights, f.functions):
-            out += c * set_values(g, masks, cache)
-    elif isinstance(f, Scaled):
-        out = f.c * set_values(f.f, masks, cache)
-    else:
-        out = np.fromiter((f._value(m) for m in masks), dtype=np.float64, count=masks.shape[0])
-    if cache is not None:
-        cache[id(f)] = out
-    return out
+def _accumulate(functions: Iterable[SetFunction] | object) -> RunningSum:
+    """One pass over a stream (or sequence) into a :class:`RunningSum`."""
+    if isinstance(functions, RunningSum):
+        return functions
+    stream = as_stream(functions)
+    acc: RunningSum | None = None
+    for f in stream.iterate():
+        if acc is None:
+            acc = RunningSum(f.n)
+        acc.add(f)
+    if acc is None:
+        raise ValidationError("The comparator was given no function.")
+    return acc
 
 
-def _distinct(functions: Sequence[SetFunction]) -> tuple[list[SetFunction], np.ndarray]:
-    """Distinct function objects (by identity) and their multiplicities, in first-seen order."""
-    index: dict[int, int] = {}
-    uniq: list[SetFunction] = []
-    counts: list[int] = []
-    for f in functions:
-        j = index.get(id(f))
-        if j is None:
-            index[id(f)] = len(uniq)
-            uniq.append(f)
-            counts.append(1)
-        else:
-            counts[j] += 1
-    return uniq, np.asarray(counts, dtype=np.float64)
-
-
-def total_values(functions: Sequence[SetFunction], masks: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_t f_t` on every row of ``masks`` (each distinct function evaluated once)."""
-    uniq, counts = _distinct(functions)
-    cache: dict[int, np.ndarray] = {}
-    out = np.zeros(masks.shape[0])
-    for c, f in zip(counts, uniq):
-        out += c * set_values(f, masks, cache)
-    return out
-
-
-def _enumerate(functions: Sequence[SetFunction], n: int, sense: Sense,
+def _enumerate(total: SetFunction, n: int, sense: Sense,
                feasible: object = None) -> tuple[tuple[int, ...], float]:
     """Best set over all (feasible) masks, ties to the smallest code."""
     best_val, best_code = None, -1
-    total = 1 << n
-    for start in range(0, total, _CHUNK):
-        stop = min(total, start + _CHUNK)
+    count = 1 << n
+    for start in range(0, count, _CHUNK):
+        stop = min(count, start + _CHUNK)
         masks = all_masks(n, start, stop)
         codes = np.arange(start, stop)
         if feasible is not None:
@@ -188,7 +272,7 @@ def _enumerate(functions: Sequence[SetFunction], n: int, sense: Sense,
             if not ok.any():
                 continue
             masks, codes = masks[ok], codes[ok]
-        vals = total_values(functions, masks)
+        vals = total.values(masks)
         j = int(np.argmin(vals) if sense == "min" else np.argmax(vals))
         v = float(vals[j])
         better = best_val is None or (v < best_val if sense == "min" else v > best_val)
@@ -196,12 +280,6 @@ def _enumerate(functions: Sequence[SetFunction], n: int, sense: Sense,
             best_val, best_code = v, int(codes[j])
     sel = tuple(i for i in range(n) if (best_code >> i) & 1)
     return sel, float(best_val)  # type: ignore[arg-type]
-
-
-def _as_functions(functions: object) -> tuple[list[SetFunction], int]:
-    stream = as_stream(functions)
-    fs = list(stream.iterate())
-    return fs, stream.n
 
 
 def _check_method(method: object, valid: tuple[str, ...], caller: str) -> str:
@@ -212,13 +290,14 @@ def _check_method(method: object, valid: tuple[str, ...], caller: str) -> str:
     return method
 
 
-def _auto_enumerate(fs: Sequence[SetFunction], n: int) -> bool:
-    if n > ENUMERATE_MAX_N:
-        return False
-    uniq, _ = _distinct(fs)
-    seen: set[int] = set()
-    loops = sum(_loop_cost(f, seen) for f in uniq)
-    return loops * (1 << n) <= AUTO_LOOP_BUDGET
+def _auto_enumerate(acc: RunningSum) -> bool:
+    return acc.n <= ENUMERATE_MAX_N and acc.loop_cost() * (1 << acc.n) <= AUTO_LOOP_BUDGET
+
+
+def _value_at(total: SetFunction, sel: Sequence[int]) -> float:
+    mask = np.zeros(total.n, dtype=bool)
+    mask[list(sel)] = True
+    return float(total.values(mask[None, :])[0])
 
 
 def hindsight_min(functions: Sequence[SetFunction] | object, *, method: str = "auto"
@@ -227,8 +306,8 @@ def hindsight_min(functions: Sequence[SetFunction] | object, *, method: str = "a
 
     Parameters
     ----------
-    functions : Stream or sequence of SetFunction
-        The stream (one pass is read).
+    functions : Stream, sequence or iterable of SetFunction, or a RunningSum
+        The stream (one pass is read, keeping only the compact sum).
     method : {"auto", "enumerate", "min-norm-point", "maxflow"}, default="auto"
         ``"auto"`` enumerates when ``n <= 20`` and the work is small (see the module docstring),
         and otherwise calls :func:`dpsubmod.offline.minimize` with ``method="auto"`` (max-flow
@@ -240,27 +319,20 @@ def hindsight_min(functions: Sequence[SetFunction] | object, *, method: str = "a
     """
     caller = "hindsight_min"
     method = _check_method(method, ("auto", "enumerate", "min-norm-point", "maxflow"), caller)
-    fs, n = _as_functions(functions)
-    if method == "enumerate" or (method == "auto" and _auto_enumerate(fs, n)):
+    acc = _accumulate(functions)
+    n, total = acc.n, acc.function()
+    if method == "enumerate" or (method == "auto" and _auto_enumerate(acc)):
         if n > ENUMERATE_MAX_N:
             raise ValidationError(
                 f"{caller}(method='enumerate') handles n <= {ENUMERATE_MAX_N}; got n={n}. "
                 "Use method='min-norm-point'."
             )
-        sel, val = _enumerate(fs, n, "min")
+        sel, val = _enumerate(total, n, "min")
         return Hindsight(sel, val, "min", "enumerate", True, 0.0)
-    from ..functions.combinators import Sum
-    from ..offline.minimize import minimize
-
-    uniq, counts = _distinct(fs)
-    total = uniq[0] if len(uniq) == 1 else Sum(uniq, weights=counts)
-    scale = counts[0] if len(uniq) == 1 else 1.0
     res = minimize(total, method="auto" if method == "auto" else method)
     sel = tuple(sorted(int(e) for e in res.set))
-    mask = np.zeros(n, dtype=bool)
-    mask[list(sel)] = True
-    value = float(total_values(fs, mask[None, :])[0])
-    return Hindsight(sel, value, "min", res.method, True, float(res.certificate_gap) * scale)
+    return Hindsight(sel, _value_at(total, sel), "min", res.method, True,
+                     float(res.certificate_gap))
 
 
 def hindsight_max(functions: Sequence[SetFunction] | object, constraint: object, *,
@@ -269,7 +341,7 @@ def hindsight_max(functions: Sequence[SetFunction] | object, constraint: object,
 
     Parameters
     ----------
-    functions : Stream or sequence of SetFunction
+    functions : Stream, sequence or iterable of SetFunction, or a RunningSum
     constraint : int or Constraint
         ``k`` (cardinality) or a dpsubmod Constraint (matroid, knapsack) on ``range(n)``.
     method : {"auto", "brute-force", "greedy"}, default="auto"
@@ -283,32 +355,23 @@ def hindsight_max(functions: Sequence[SetFunction] | object, constraint: object,
     """
     caller = "hindsight_max"
     method = _check_method(method, ("auto", "brute-force", "greedy"), caller)
-    fs, n = _as_functions(functions)
+    acc = _accumulate(functions)
+    n, total = acc.n, acc.function()
     feasible = _feasibility(constraint, n, caller)
-    if method == "brute-force" or (method == "auto" and _auto_enumerate(fs, n)):
+    if method == "brute-force" or (method == "auto" and _auto_enumerate(acc)):
         if n > ENUMERATE_MAX_N:
             raise ValidationError(
                 f"{caller}(method='brute-force') handles n <= {ENUMERATE_MAX_N}; got n={n}. "
                 "Use method='greedy'."
             )
-        sel, val = _enumerate(fs, n, "max", feasible)
+        sel, val = _enumerate(total, n, "max", feasible)
         return Hindsight(sel, val, "max", "brute-force", True, 0.0)
-    from ..functions.combinators import Sum
-    from ..offline.greedy import greedy
-
-    uniq, counts = _distinct(fs)
-    total = Sum(uniq, weights=counts)
     res = greedy(total, constraint)
     sel = tuple(sorted(int(e) for e in res.selection))
-    mask = np.zeros(n, dtype=bool)
-    mask[list(sel)] = True
-    value = float(total_values(fs, mask[None, :])[0])
-    return Hindsight(sel, value, "max", "greedy", False, math.nan)
+    return Hindsight(sel, _value_at(total, sel), "max", "greedy", False, math.nan)
 
 
 def _feasibility(constraint: object, n: int, caller: str):
-    from ..constraints import Constraint, UniformMatroid
-
     if isinstance(constraint, (int, np.integer)) and not isinstance(constraint, bool):
         k = check_int(constraint, "k", low=0, high=n, caller=caller)
         return lambda masks: masks.sum(axis=1) <= k
@@ -347,4 +410,3 @@ def best_fixed_set(functions: Sequence[SetFunction] | object, *, sense: Sense = 
             )
         return hindsight_max(functions, constraint, method=method)
     raise ValidationError(f"The 'sense' parameter must be 'min' or 'max'; got {sense!r}.")
-

@@ -24,6 +24,16 @@ expected value of each round over the learner's own rounding or exploration draw
 (:meth:`~dpsubmod.online.Learner.expected_value`), whose cumulative regret has the same mean and a
 much smaller variance: use it for rate plots.
 
+Memory. The stream is read as it is played: a generator is never read ahead (an endless one is
+stopped at round ``T + 1`` of the learner, with an error), and no round's function is kept. The
+trace holds a few numbers per round and the played sets as packed bits. The comparator needs
+the whole stream only through its sum, which :class:`~dpsubmod.online.RunningSum` keeps compact
+(modular functions and cuts fold into one; other functions are kept once per distinct object);
+the per-round comparator values :math:`f_t(S^*)` come from a second pass over a re-iterable
+:class:`~dpsubmod.online.Stream`. Only a one-shot iterator (a generator) with a comparator to
+compute makes the harness keep the functions, and then at most :data:`HISTORY_LIMIT` rounds of
+them (a learner built for more is refused before round 1).
+
 Everything in a trace except the selections and the privacy report is computed from the private
 functions and is **not private**; it is for evaluation only.
 """
@@ -33,102 +43,30 @@ from __future__ import annotations
 import math
 import sys
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from ..errors import ParameterTypeError, StreamLengthError, ValidationError
+from .._rng import RNGLike
+from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
-from .comparators import Hindsight, best_fixed_set, total_values
+from ._trace import AUTO_PROGRESS_T, Columns, Progress, TraceSummary, prepare_player
+from .comparators import Hindsight, RunningSum, best_fixed_set
 from .protocol import Feedback, Learner, Sense
 from .streams import Stream, as_stream
 
-__all__ = ["run", "Trace"]
+__all__ = ["run", "Trace", "HISTORY_LIMIT"]
 
-#: ``progress=None`` shows progress for runs at least this long when stderr is a terminal.
-AUTO_PROGRESS_T = 5000
-
-
-@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class _TraceSummary(ABC):
-    """What the trace of a set learner and of a convex learner share: the per-round arrays,
-    the final regrets, the per-round table and the one-line summary (fields are documented on
-    :class:`Trace`). ``_plays`` gives the column name and per-round values of what was
-    played."""
-
-    learner: str
-    name: str
-    n: int
-    T: int
-    values: np.ndarray
-    expected_values: np.ndarray | None
-    comparator: Any
-    comparator_values: np.ndarray | None
-    alpha: float
-    regret: np.ndarray | None
-    expected_regret: np.ndarray | None
-    epsilon: np.ndarray
-    privacy: Any
-    evaluations: int
-    elapsed: np.ndarray
-    wall_time: float
-    comparator_time: float
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def final_regret(self) -> float:
-        """:math:`R_T` (NaN without a comparator)."""
-        return math.nan if self.regret is None else float(self.regret[-1])
-
-    @property
-    def final_expected_regret(self) -> float:
-        """:math:`R_T` from the expected values (NaN when unavailable)."""
-        return math.nan if self.expected_regret is None else float(self.expected_regret[-1])
-
-    @abstractmethod
-    def _plays(self) -> tuple[str, list[Any]]:
-        """The column name and the per-round values of what was played."""
-
-    def records(self) -> list[dict[str, Any]]:
-        """One flat dict per round (``pandas.DataFrame(trace.records())`` makes a table).
-
-        Keys: ``round`` (1-based), ``learner``, what was played (``selection`` for a set learner,
-        ``point`` as a tuple for a convex one), ``value``, ``expected_value``,
-        ``comparator_value``, ``regret``, ``expected_regret``, ``epsilon``, ``elapsed``.
-        """
-        nan = math.nan
-        key, plays = self._plays()
-
-        def at(a: np.ndarray | None, t: int) -> float:
-            return nan if a is None else float(a[t])
-
-        return [{
-            "round": t + 1,
-            "learner": self.name,
-            key: plays[t],
-            "value": float(self.values[t]),
-            "expected_value": at(self.expected_values, t),
-            "comparator_value": at(self.comparator_values, t),
-            "regret": at(self.regret, t),
-            "expected_regret": at(self.expected_regret, t),
-            "epsilon": float(self.epsilon[t]),
-            "elapsed": float(self.elapsed[t]),
-        } for t in range(self.T)]
-
-    def __repr__(self) -> str:
-        eps = self.epsilon[-1] if self.T else math.nan
-        return (f"{type(self).__name__}({self.name}, T={self.T}, n={self.n}, "
-                f"regret={self.final_regret:.6g}, expected_regret="
-                f"{self.final_expected_regret:.6g}, epsilon={eps:.4g}, "
-                f"wall_time={self.wall_time:.3g}s)")
+#: Most rounds whose functions the harness keeps, when a one-shot iterator (read once) must be
+#: read again for the comparator.
+HISTORY_LIMIT = 100_000
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class Trace(_TraceSummary):
+class Trace(TraceSummary):
     """The record of one run (non-private except ``selections`` and ``privacy``).
 
     Attributes
@@ -142,7 +80,9 @@ class Trace(_TraceSummary):
     n, T : int
         Ground-set size and rounds played.
     selections : tuple of tuple of int
-        The played sets.
+        The played sets (decoded on first access from ``packed_selections``).
+    packed_selections : ndarray of uint8, shape (T, ceil(n / 8))
+        The played sets as bit masks (``numpy.unpackbits(row)[:n]``).
     values : ndarray, shape (T,)
         :math:`f_t(S_t)`: loss (min) or reward (max).
     expected_values : ndarray or None
@@ -175,94 +115,37 @@ class Trace(_TraceSummary):
 
     feedback: Feedback
     sense: Sense
-    selections: tuple[tuple[int, ...], ...]
+    packed_selections: np.ndarray
     comparator: Hindsight | None
+
+    @cached_property
+    def selections(self) -> tuple[tuple[int, ...], ...]:
+        """The played sets, sorted tuples of ints (decoded once from the packed bits)."""
+        bits = np.unpackbits(self.packed_selections, axis=1, count=self.n).astype(bool)
+        return tuple(tuple(np.flatnonzero(row).tolist()) for row in bits)
 
     def _plays(self) -> tuple[str, list[Any]]:
         return "selection", list(self.selections)
 
 
-class _Progress:
-    """tqdm when installed, else a minimal carriage-return counter on stderr."""
-
-    def __init__(self, total: int, desc: str):
-        self.total = total
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # pragma: no cover - depends on the environment
-            self._bar = None
-            self._step = max(1, total // 100)
-            self._desc = desc
-        else:
-            self._bar = tqdm(total=total, desc=desc, leave=False, mininterval=0.5)
-
-    def update(self, t: int) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-        elif t % self._step == 0 or t == self.total:
-            sys.stderr.write(f"\r{self._desc}: {t}/{self.total}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-        else:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _resolve_comparator(comparator: object, fs: list[SetFunction], n: int, sense: Sense,
-                        constraint: object) -> Hindsight | None:
-    if comparator is None:
+def _given_mask(comparator: object, n: int) -> np.ndarray | None:
+    """The mask of a comparator given as a set (indices or a boolean mask), else None."""
+    if isinstance(comparator, (str, Hindsight)) or callable(comparator) or comparator is None:
         return None
-    if isinstance(comparator, Hindsight):
-        return comparator
-    if isinstance(comparator, str):
-        return best_fixed_set(fs, sense=sense, constraint=constraint, method=comparator)
-    if callable(comparator):
-        out = comparator(fs)
-        if isinstance(out, Hindsight):
-            return out
-        comparator = out
     if isinstance(comparator, (Iterable, np.ndarray)):
-        mask = np.zeros(n, dtype=bool)
         idx = np.asarray(list(comparator) if not isinstance(comparator, np.ndarray)
                          else comparator)
+        mask = np.zeros(n, dtype=bool)
         if idx.dtype == bool:
-            mask = idx.copy()
-        else:
+            mask[:] = idx
+        elif idx.size:
             mask[idx.astype(np.int64)] = True
-        sel = tuple(np.flatnonzero(mask).tolist())
-        value = float(total_values(fs, mask[None, :])[0])
-        return Hindsight(sel, value, sense, "given", False, math.nan)
+        return mask
     raise ParameterTypeError(
         "The 'comparator' parameter of run must be a method name ('auto', 'enumerate', "
         "'min-norm-point', 'maxflow', 'brute-force', 'greedy'), a Hindsight, a set, a callable "
         f"taking the list of functions, or None; got {type(comparator).__name__}."
     )
-
-
-def _player(learner: Any, stream: Any, rng: RNGLike, caller: str) -> tuple[Any, Any]:
-    """The learner to play (a clone, or the learner itself when it holds a budget, since a
-    clone would be a second, charged release), reset, and the stream's iterator."""
-    budgeted = getattr(learner, "budget", None) is not None
-    if budgeted and rng is not None:
-        raise ValidationError(
-            f"{caller}(..., rng=...) replaces the learner's randomness by cloning it, but "
-            f"{type(learner).__name__} was built with a budget and a clone would be a second "
-            "release, charged again. Build the learner with the rng you want (its rng= "
-            f"parameter) and call {caller} without rng."
-        )
-    if rng is not None:
-        l_rng, s_rng = as_generator(rng).spawn(2)
-        player = learner.clone(rng=l_rng)
-        functions = stream.iterate(rng=s_rng)
-    else:
-        player = learner if budgeted else learner.clone()
-        functions = stream.iterate()
-    # a budgeted learner that already played starts a new run here, charged before it plays
-    player.reset()
-    return player, functions
 
 
 def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
@@ -278,13 +161,20 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         with a budget, which is played itself (it was charged its run at construction, and a
         clone would be charged again; playing it once more later is a new release, charged by
         its reset).
-    stream : Stream or sequence of SetFunction
-        ``stream.n`` must equal ``learner.n`` and ``stream.T <= learner.T``.
+    stream : Stream, sequence or iterable of SetFunction
+        On the learner's ground set, at most ``learner.T`` rounds. A generator or iterator is
+        read lazily (:class:`~dpsubmod.online.OneShotStream`); one with more than
+        ``learner.T`` functions (an endless one, say) is stopped when its round ``T + 1``
+        arrives, with :class:`~dpsubmod.errors.StreamLengthError`.
     comparator : str, Hindsight, set, callable or None, default="auto"
         How to get the best fixed set: a method name for
-        :func:`~dpsubmod.online.best_fixed_set`, a precomputed :class:`Hindsight`, a set given
-        directly, a callable ``comparator(functions) -> Hindsight or set``, or ``None`` (no
-        regret).
+        :func:`~dpsubmod.online.best_fixed_set` (computed from the compact running sum of the
+        functions), a precomputed :class:`Hindsight`, a set given directly, a callable
+        ``comparator(functions) -> Hindsight or set`` (given the list of the functions, which
+        is then built), or ``None`` (no regret). With a method name or a callable, the
+        per-round values :math:`f_t(S^*)` come from a second pass over a re-iterable stream;
+        a one-shot iterator is kept in memory instead, and is refused before round 1 when the
+        learner's ``T`` exceeds :data:`HISTORY_LIMIT`.
     constraint : int or Constraint, optional
         Maximization only: the constraint of the comparator (default: the learner's
         ``constraint`` or ``k`` attribute).
@@ -312,9 +202,11 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         ``learner`` is not a Learner, or ``stream`` not a stream of SetFunctions.
     GroundSetMismatchError, StreamLengthError
         Ground sets differ, or the stream is longer than the learner's horizon (raised before
-        any round is played).
+        any round is played when the stream declares its length, at round ``T + 1``
+        otherwise).
     ValidationError
-        An ``rng`` was given for a learner built with a budget.
+        An ``rng`` was given for a learner built with a budget, or a one-shot iterator would
+        have to be kept for more than :data:`HISTORY_LIMIT` rounds.
     BudgetExceededError
         A budgeted learner that already played cannot be charged a new run.
 
@@ -333,18 +225,17 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
             f"The 'learner' argument of run must be a dpsubmod Learner; got "
             f"{type(learner).__name__}."
         )
-    stream = as_stream(stream)
-    if stream.n != learner.n:  # type: ignore[attr-defined]
-        from ..errors import GroundSetMismatchError
-
+    source = as_stream(stream)
+    n, horizon = int(learner.n), learner.horizon  # type: ignore[attr-defined]
+    if source.n != n:
         raise GroundSetMismatchError(
-            f"The stream plays on n={stream.n} elements but the learner on "
-            f"n={learner.n}; build the learner with n={stream.n}."  # type: ignore[attr-defined]
+            f"The stream plays on n={source.n} elements but the learner on "
+            f"n={n}; build the learner with n={source.n}."
         )
-    if stream.T > learner.horizon:
+    if source.T is not None and source.T > horizon:
         raise StreamLengthError(
-            f"The stream has T={stream.T} rounds but the learner was built for "
-            f"T={learner.horizon}; build the learner with T={stream.T}."
+            f"The stream has T={source.T} rounds but the learner was built for "
+            f"T={horizon}; build the learner with T={source.T}."
         )
     sense: Sense = learner.sense
     if alpha is None:
@@ -356,54 +247,114 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         if constraint is None:
             constraint = getattr(learner, "k", None)
 
-    player, functions = _player(learner, stream, rng, "run")
+    given = _given_mask(comparator, n)
+    if isinstance(comparator, Hindsight):
+        given = np.zeros(n, dtype=bool)
+        given[list(comparator.selection)] = True
+    # A method name needs the sum (kept compact); a callable needs the functions themselves.
+    needs_sum = isinstance(comparator, str)
+    needs_list = callable(comparator) and not isinstance(comparator, (str, Hindsight))
+    keep = (needs_sum or needs_list) and not source.reiterable
+    if keep and horizon > HISTORY_LIMIT:
+        raise ValidationError(
+            f"run() with comparator={comparator!r} on a one-shot iterator must keep every "
+            f"function to evaluate the comparator afterwards, and the learner allows "
+            f"T={horizon} rounds, more than HISTORY_LIMIT={HISTORY_LIMIT}. Pass a Stream "
+            "(FunctionStream, IIDStream, RecordStream: read a second time instead), "
+            "comparator=None, or a precomputed Hindsight or set."
+        )
 
-    T, n = stream.T, stream.n
-    show = (T >= AUTO_PROGRESS_T and sys.stderr.isatty()) if progress is None else bool(progress)
-    bar = _Progress(T, type(player).__name__) if show else None
-    fs: list[SetFunction] = []
-    selections: list[tuple[int, ...]] = []
-    values = np.empty(T)
-    expv = np.empty(T) if expected else None
-    eps = np.empty(T)
-    elapsed = np.empty(T)
+    player, functions, replay = prepare_player(learner, source, rng, "run")
+    # the declared length exactly; an unknown one starts small and doubles
+    cap = source.T if source.T is not None else min(horizon, 1 << 12)
+    cols = Columns(cap, {"values": ((), np.float64), "expected": ((), np.float64),
+                         "epsilon": ((), np.float64), "elapsed": ((), np.float64),
+                         "given": ((), np.float64),
+                         "sets": (((n + 7) // 8,), np.uint8)})
+    show = (min(source.T or horizon, horizon) >= AUTO_PROGRESS_T and sys.stderr.isatty()) \
+        if progress is None else bool(progress)
+    bar = Progress(source.T, type(player).__name__) if show else None
+    acc = RunningSum(n) if needs_sum else None
+    history: list[SetFunction] | None = [] if keep else None
+    has_expected = bool(expected)
     learner_time = 0.0
     evaluations = 0
     bandit = player.feedback == "bandit"
+    mask = np.zeros(n, dtype=bool)
     for t, f in enumerate(functions):
+        if t >= horizon:
+            raise StreamLengthError(
+                f"The stream has more than the T={horizon} rounds {type(player).__name__} was "
+                f"built for; it was stopped at round {horizon + 1}. Build the learner with a "
+                "larger T, or pass a stream of at most T functions."
+            )
         t0 = time.perf_counter()
         S = player.select()
         t1 = time.perf_counter()
         ev0 = f.evaluations
         y = f(S)
-        if expv is not None:
+        i = cols.row()
+        if has_expected:
             e = player.expected_value(f)
             if e is None:
-                expv = None
+                has_expected = False
             else:
-                expv[t] = e
+                cols["expected"][i] = e
         t2 = time.perf_counter()
         player.update(y if bandit else f)
         t3 = time.perf_counter()
         evaluations += f.evaluations - ev0
         learner_time += (t1 - t0) + (t3 - t2)
-        elapsed[t] = learner_time
-        values[t] = y
-        selections.append(S)
-        fs.append(f)
-        eps[t] = player.epsilon_spent
+        cols["elapsed"][i] = learner_time
+        cols["values"][i] = y
+        mask[:] = False
+        mask[list(S)] = True
+        cols["sets"][i] = np.packbits(mask)
+        cols["epsilon"][i] = player.epsilon_spent
+        if given is not None:
+            cols["given"][i] = f.value(given)
+        if acc is not None:
+            acc.add(f)
+        if history is not None:
+            history.append(f)
         if bar is not None:
             bar.update(t + 1)
     if bar is not None:
         bar.close()
+    T = cols.size
 
     c0 = time.perf_counter()
-    hind = _resolve_comparator(comparator, fs, n, sense, constraint)
-    regret = exp_regret = comp_vals = None
-    if hind is not None:
+    hind: Hindsight | None = None
+    comp_vals = None
+    if isinstance(comparator, Hindsight):
+        hind, comp_vals = comparator, cols.final("given")
+    elif given is not None:
+        comp_vals = cols.final("given")
+        hind = Hindsight(tuple(np.flatnonzero(given).tolist()), float(comp_vals.sum()), sense,
+                         "given", False, math.nan)
+    elif comparator is not None and T:
+        if needs_list:
+            fs = history if history is not None else list(replay())  # type: ignore[misc]
+            out = comparator(fs)  # type: ignore[operator]
+            if isinstance(out, Hindsight):
+                hind = out
+            else:
+                m = _given_mask(out, n)
+                hind = Hindsight(tuple(np.flatnonzero(m).tolist()),
+                                 float(sum(g.value(m) for g in fs)), sense, "given", False,
+                                 math.nan)
+        else:
+            hind = best_fixed_set(acc, sense=sense, constraint=constraint,  # type: ignore[arg-type]
+                                  method=comparator)  # type: ignore[arg-type]
         smask = np.zeros(n, dtype=bool)
         smask[list(hind.selection)] = True
-        comp_vals = np.fromiter((f._value(smask) for f in fs), dtype=np.float64, count=T)
+        again = history if history is not None else replay()  # type: ignore[misc]
+        comp_vals = np.fromiter((g.value(smask) for _, g in zip(range(T), again)),
+                                dtype=np.float64, count=T)
+    regret = exp_regret = None
+    expv = cols.final("expected") if has_expected else None
+    values = cols.final("values")
+    if comp_vals is not None:
         sign = 1.0 if sense == "min" else -1.0
         base = alpha * np.cumsum(comp_vals)
         regret = sign * (np.cumsum(values) - base)
@@ -411,12 +362,12 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
             exp_regret = sign * (np.cumsum(expv) - base)
     c1 = time.perf_counter()
 
-    params = player.resolved_params
     return Trace(
         learner=repr(player), name=type(player).__name__, feedback=player.feedback, sense=sense,
-        n=n, T=T, selections=tuple(selections), values=values, expected_values=expv,
+        n=n, T=T, packed_selections=cols.final("sets"), values=values, expected_values=expv,
         comparator=hind, comparator_values=comp_vals, alpha=float(alpha), regret=regret,
-        expected_regret=exp_regret, epsilon=eps, privacy=player.privacy,
-        evaluations=int(evaluations), elapsed=elapsed, wall_time=time.perf_counter() - t_start,
-        comparator_time=c1 - c0, params=dict(params),
+        expected_regret=exp_regret, epsilon=cols.final("epsilon"), privacy=player.privacy,
+        evaluations=int(evaluations),
+        elapsed=cols.final("elapsed"), wall_time=time.perf_counter() - t_start,
+        comparator_time=c1 - c0, params=dict(player.resolved_params),
     )

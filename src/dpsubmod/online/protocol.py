@@ -46,7 +46,7 @@ from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
 
-__all__ = ["Learner", "OnlineBase", "Feedback", "Sense", "as_selection"]
+__all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "as_selection"]
 
 Feedback = Literal["full", "bandit"]
 Sense = Literal["min", "max"]
@@ -93,6 +93,13 @@ class OnlineBase(ABC):
         if "_plan" not in self.__dict__:
             self._plan = build()
         return self._plan
+
+    @property
+    def plan(self) -> PrivacyPlan | None:
+        """The whole run's :class:`~dpsubmod.privacy.plan.PrivacyPlan` (every mechanism use a
+        run of ``T`` rounds can make, from the public parameters), or ``None`` for a learner
+        that gives no guarantee. Learners built on another one compose its plan."""
+        return self._privacy_plan()
 
     @property
     def privacy(self) -> Any:
@@ -192,7 +199,7 @@ class OnlineBase(ABC):
         return f"{type(self).__name__}({inner})"
 
 
-class _Rounds(OnlineBase):
+class RoundProtocol(OnlineBase):
     """The select/update alternation shared by every online learner: at most ``T`` rounds, one
     ``update`` per ``select``, both checked before any state changes. Subclasses store ``T`` and
     call :meth:`_open_round` in ``select`` and :meth:`_check_pending` / :meth:`_close_round`
@@ -258,7 +265,7 @@ class _Rounds(OnlineBase):
         self._round += 1
 
 
-class Learner(_Rounds):
+class Learner(RoundProtocol):
     """Base class of online set-selection learners (minimization or maximization).
 
     Subclasses set the class attributes ``feedback`` and ``sense``, store their parameters (they

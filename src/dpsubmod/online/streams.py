@@ -11,7 +11,11 @@ a public bound ``M`` with :math:`|f_t(S)| \le M` for every round and set.
 * :class:`IIDStream` draws i.i.d. functions from a sampler (stochastic environments).
 * :class:`SwitchingStream` plays a fixed list of regimes in blocks, cyclically or in a random
   order (adversarial, non-stationary environments).
-* :func:`stochastic_stream` is a ready-made synthetic minimization environment.
+* :func:`~dpsubmod.online.synthetic.stochastic_stream` and
+  :func:`~dpsubmod.online.synthetic.ftl_trap_stream` (in :mod:`dpsubmod.online.synthetic`) are
+  ready-made synthetic minimization environments.
+* :class:`OneShotStream` reads an iterator or generator once, as it goes (its length need not
+  be known, and it may be endless); :func:`as_stream` wraps any iterable this way.
 
 Generated streams take ``rng`` (SPEC 7) and resolve it each time they are iterated, so a stream
 built with an integer seed yields the same functions on every pass. :meth:`Stream.iterate`
@@ -21,7 +25,6 @@ its own seed).
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -29,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, check_real
+from .._validation import check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
 
@@ -39,8 +42,7 @@ __all__ = [
     "RecordStream",
     "IIDStream",
     "SwitchingStream",
-    "stochastic_stream",
-    "ftl_trap_stream",
+    "OneShotStream",
     "as_stream",
 ]
 
@@ -62,6 +64,10 @@ class Stream(ABC):
     T: int
     bound: float | None
     rng: RNGLike = None
+    #: Whether every pass yields the same functions (given the same ``rng``): the harness then
+    #: reads the stream a second time for the comparator's per-round values instead of keeping
+    #: the functions.
+    reiterable: bool = True
 
     @abstractmethod
     def _generate(self, gen: np.random.Generator) -> Iterator[SetFunction]:
@@ -316,137 +322,90 @@ class SwitchingStream(Stream):
             yield self.regimes[int(which[t // self.period])]
 
 
-class _SignStream(Stream):
-    """i.i.d. sign vectors; one function object per sign pattern, reused (see stochastic_stream)."""
+class OneShotStream(Stream):
+    """Set functions read once from an iterator or a generator, checked one by one as they come.
 
-    def __init__(self, n: int, T: int, p_plus: np.ndarray,
-                 make: Callable[[np.ndarray], SetFunction], rng: RNGLike):
-        self.n, self.T, self.bound, self.rng = n, T, 1.0, rng
-        self._p = p_plus
-        self._make = make
-        self._cache: dict[int, SetFunction] = {}
+    Nothing is read ahead but the first function (for the ground-set size ``n``), and nothing
+    is kept: an endless generator is fine, and a consumer that needs at most ``T`` rounds stops
+    reading after ``T + 1`` (the harness raises :class:`~dpsubmod.errors.StreamLengthError`
+    there). The length is unknown in advance (``T`` is ``None``), and the stream can be
+    iterated once (``reiterable`` is ``False``).
+
+    Parameters
+    ----------
+    iterable : iterable of SetFunction
+        Not a sequence (wrap a list in :class:`FunctionStream`).
+    bound : float, optional
+        Public bound on :math:`|f_t(S)|`.
+
+    Raises
+    ------
+    ValidationError
+        The iterable yields nothing.
+    """
+
+    reiterable = False
+
+    def __init__(self, iterable: Iterable[SetFunction], *, bound: float | None = None):
+        self._it = iter(iterable)
+        try:
+            first = next(self._it)
+        except StopIteration:
+            raise ValidationError("The stream given is empty: it yields no function.") from None
+        _check_function(first, getattr(first, "n", 0), "the stream's item 0")
+        self._first: SetFunction | None = first
+        self.n = first.n
+        self.T = None  # type: ignore[assignment]
+        self.bound = _check_bound(bound, "OneShotStream")
+        self.rng = None
+        self._read = False
 
     def _generate(self, gen: np.random.Generator) -> Iterator[SetFunction]:
-        weights = 1 << np.arange(self.n, dtype=np.int64)
-        # All draws at once: T x n uniforms in one call, then one pattern code per round.
-        codes = (gen.random((self.T, self.n)) < self._p) @ weights
-        for code in codes.tolist():
-            f = self._cache.get(code)
-            if f is None:
-                signs = np.where((code >> np.arange(self.n)) & 1, 1.0, -1.0)
-                f = self._cache[code] = self._make(signs)
+        first, self._first = self._first, None
+        if first is not None:
+            yield first
+        yield from self._it
+
+    def iterate(self, *, rng: RNGLike = None) -> Iterator[SetFunction]:
+        """The one pass over the functions, each checked as it comes (see :class:`Stream`).
+
+        Raises
+        ------
+        ValidationError
+            On a second pass.
+        """
+        if self._read:
+            raise ValidationError(
+                "A one-shot stream (an iterator or generator) can be read once; wrap the "
+                "functions in FunctionStream([...]) or use a Stream to read them again."
+            )
+        self._read = True
+        return self._checked()
+
+    def _checked(self) -> Iterator[SetFunction]:
+        for count, f in enumerate(self._generate(None)):  # type: ignore[arg-type]
+            _check_function(f, self.n, f"the stream's item {count}")
             yield f
 
+    def __len__(self) -> int:
+        raise TypeError("A one-shot stream has no length known in advance.")
 
-def ftl_trap_stream(weights: object, T: int) -> Stream:
-    r"""The modular stream that defeats Follow the Leader: :math:`w/2`, then :math:`-w, w, -w,
-    \dots`
-
-    Each element's cumulative cost swings between :math:`w_a/2` and :math:`-w_a/2`, so a learner
-    that follows the leader too closely is wrong every round, and any learner with a step size
-    tuned to :math:`T` pays :math:`\Theta(\sqrt T)` regret against the best fixed set. It is the
-    stream on which the full-information regret rates of Hazan and Kale (2012) and of Cardoso and
-    Cummings (2019, Theorem 7) are tight.
-
-    Parameters
-    ----------
-    weights : array-like of shape (n,)
-        The modular costs; the positive and the negative weights each sum to at most 1 in
-        absolute value, so that every value lies in ``[-1, 1]``.
-    T : int
-        Number of rounds.
-
-    Examples
-    --------
-    >>> s = ftl_trap_stream([0.6, -0.4], 4)
-    >>> [f([0]) for f in s]
-    [0.3, -0.6, 0.6, -0.6]
-    """
-    from ..functions import Modular
-
-    T = check_int(T, "T", low=1, caller="ftl_trap_stream")
-    w = np.asarray(weights, dtype=float)
-    if w.ndim != 1 or w.size == 0 or not np.isfinite(w).all():
-        raise ValidationError("The 'weights' argument of ftl_trap_stream must be a non-empty "
-                              "1-d array of finite numbers.")
-    reach = max(w[w > 0].sum(), -w[w < 0].sum())
-    if reach > 1.0 + 1e-12:
-        raise ValidationError("The 'weights' argument of ftl_trap_stream must keep every value "
-                              "in [-1, 1]: the positive weights and the negative weights must "
-                              f"each sum to at most 1 in absolute value; got {reach:.4g}. "
-                              "Rescale the weights.")
-    half, plus, minus = Modular(0.5 * w), Modular(w), Modular(-w)
-    return FunctionStream([half] + [minus if t % 2 else plus for t in range(1, T)], bound=1.0)
-
-
-def stochastic_stream(n: int, T: int, *, means: object = None, coupling: float = 0.5,
-                      rng: RNGLike = None) -> Stream:
-    r"""A stochastic minimization environment with a planted structure and range ``[-1, 1]``.
-
-    .. math::
-
-        f_t(S) = \frac{1}{Z}\Bigl(\sum_{i \in S} c_t(i) + \lambda \sqrt{|S|}\Bigr),
-        \qquad Z = n + \lambda\sqrt n,
-
-    with independent signs :math:`c_t(i) \in \{-1, +1\}`, :math:`\mathbb{E}\, c_t(i) = m_i`, and
-    coupling :math:`\lambda \ge 0` (a concave function of the cardinality, so each :math:`f_t` is
-    submodular and not modular when :math:`\lambda > 0`). Elements with negative mean lower the
-    expected cost and belong to the planted minimizer; coordinates with mean 0 make the best set
-    in hindsight exploit the noise, which costs every learner :math:`\Theta(\sqrt T)` regret (the
-    classical lower-bound construction), so the regret of a learner that learns at the optimal
-    rate grows like :math:`\sqrt T` on this stream.
-
-    Since there are only :math:`2^n` sign patterns, the stream reuses one function object per
-    pattern (``Modular + Scaled(FeatureBased)``), which makes exact comparators cheap.
-
-    Parameters
-    ----------
-    n : int
-        Ground-set size (at most 20).
-    T : int
-        Rounds.
-    means : array-like of float in [-1, 1], shape (n,), optional
-        :math:`m_i`; default ``linspace(-0.5, 0.5, n)`` (negative, zero and positive means).
-    coupling : float, default=0.5
-        :math:`\lambda`.
-    rng : int, Generator, SeedSequence or None, default=None
-
-    Returns
-    -------
-    Stream
-        With ``bound = 1``.
-    """
-    from ..functions import FeatureBased, Modular, Scaled, Sum
-
-    n = check_int(n, "n", low=1, high=20, caller="stochastic_stream")
-    T = check_int(T, "T", low=1, caller="stochastic_stream")
-    lam = check_real(coupling, "coupling", low=0.0, caller="stochastic_stream")
-    if means is None:
-        m = np.linspace(-0.5, 0.5, n)
-    else:
-        m = check_finite(means, "means", caller="stochastic_stream", ndim=1).astype(float)
-        if m.shape != (n,) or m.min() < -1 or m.max() > 1:
-            raise ValidationError(
-                f"The 'means' argument of stochastic_stream must hold n={n} values in [-1, 1]; "
-                f"got shape {m.shape}."
-            )
-    Z = n + lam * math.sqrt(n)
-    card = Scaled(FeatureBased(np.ones((n, 1))), lam / Z) if lam > 0 else None
-
-    def make(signs: np.ndarray) -> SetFunction:
-        mod = Modular(signs / Z)
-        return mod if card is None else Sum([mod, card])
-
-    return _SignStream(n, T, (1.0 + m) / 2.0, make, rng)
+    def __repr__(self) -> str:
+        b = "undeclared" if self.bound is None else f"{self.bound:.4g}"
+        return f"OneShotStream(n={self.n}, T=unknown, bound={b})"
 
 
 def as_stream(obj: object, *, bound: float | None = None) -> Stream:
-    """``obj`` as a Stream: a Stream passes through, a sequence of SetFunctions is wrapped."""
+    """``obj`` as a Stream: a Stream passes through, a sequence of SetFunctions (list, tuple,
+    array) becomes a :class:`FunctionStream`, any other iterable (an iterator, a generator) a
+    :class:`OneShotStream`, read lazily."""
     if isinstance(obj, Stream):
         return obj
     if isinstance(obj, SetFunction) or not isinstance(obj, Iterable):
         raise ParameterTypeError(
-            "Expected a Stream or a sequence of SetFunctions; got "
+            "Expected a Stream or an iterable of SetFunctions; got "
             f"{type(obj).__name__}. Wrap your functions in FunctionStream([...])."
         )
-    return FunctionStream(list(obj), bound=bound)  # type: ignore[arg-type]
+    if hasattr(obj, "__len__") and hasattr(obj, "__getitem__"):
+        return FunctionStream(list(obj), bound=bound)  # type: ignore[arg-type]
+    return OneShotStream(obj, bound=bound)  # type: ignore[arg-type]

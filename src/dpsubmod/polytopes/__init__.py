@@ -1,5 +1,6 @@
 """Polytopes: linear-optimization oracles, interior points and sphere sampling, and oblivious
-rounding (swap, knapsack pipage, threshold).
+rounding (swap, knapsack pipage, threshold), and the KL and Euclidean projections onto matroid and
+knapsack polytopes.
 
 These are the feasible regions of continuous greedy, DPCG, online Frank-Wolfe and the
 projection-free private bandit, which reach them only through ``linear_max``.
@@ -27,7 +28,14 @@ from .oracles import (
     SubmodularBasePolytope,
     as_polytope,
 )
-from .rounding import ConvexDecomposition, knapsack_rounding, swap_rounding, threshold_rounding
+from .projections import Region, as_region, euclidean_projection, kl_projection, project_box
+from .rounding import (
+    ConvexDecomposition,
+    knapsack_rounding,
+    round_point,
+    swap_rounding,
+    threshold_rounding,
+)
 
 __all__ = [
     "Polytope",
@@ -52,4 +60,10 @@ __all__ = [
     "ConvexDecomposition",
     "knapsack_rounding",
     "threshold_rounding",
+    "round_point",
+    "Region",
+    "as_region",
+    "kl_projection",
+    "euclidean_projection",
+    "project_box",
 ]

@@ -557,6 +557,7 @@ class _CardinalityFunction(SetFunction):
     """``S -> g(|S|)`` (submodular when ``g`` is concave)."""
 
     submodular = True
+    batched_values = True
 
     def __init__(self, g: np.ndarray):
         super().__init__(g.size - 1)
@@ -564,6 +565,12 @@ class _CardinalityFunction(SetFunction):
 
     def _value(self, mask: np.ndarray) -> float:
         return float(self.g[int(mask.sum())])
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        return self.g[masks.sum(axis=1)].astype(np.float64)
+
+    def _chain_values(self, order: np.ndarray) -> np.ndarray:
+        return np.array(self.g[:order.size + 1], dtype=np.float64)
 
 
 class SubmodularBasePolytope(Polytope):
@@ -605,8 +612,8 @@ class SubmodularBasePolytope(Polytope):
                 f"{type(f).__name__} declares submodular = False, so Edmonds' greedy would not "
                 "return an optimal vertex."
             )
-        f0 = float(f._value(np.zeros(f.n, dtype=bool)))
-        full = float(f._value(np.ones(f.n, dtype=bool)))
+        f0, full = (float(v) for v in f.values(np.array([np.zeros(f.n, dtype=bool),
+                                                          np.ones(f.n, dtype=bool)])))
         if abs(f0) > 1e-12 * max(1.0, abs(full)):
             raise ValidationError(
                 f"The 'f' parameter of SubmodularBasePolytope must have f(empty) = 0; got "
@@ -662,12 +669,7 @@ class SubmodularBasePolytope(Polytope):
         if self.profile is not None:
             x[order] = np.diff(self.profile)
             return x
-        st = self.f.state()
-        prev = st.value
-        for e in order.tolist():
-            st.add(e)
-            x[e] = st.value - prev
-            prev = st.value
+        x[order] = np.diff(self.f.chain_values(order, count=False))
         self.f.evaluations += self.dim
         return x
 
@@ -687,15 +689,15 @@ class SubmodularBasePolytope(Polytope):
             )
         codes = np.arange(1 << n)
         bits = ((codes[:, None] >> np.arange(n)) & 1).astype(bool)
-        vals = np.array([self.f._value(m) for m in bits])
+        vals = self.f.values(bits)
         return bool((bits.astype(float) @ a <= vals + scale).all())
 
     def _coordinate_range(self) -> tuple[np.ndarray, np.ndarray]:
         """``[f(V) - f(V - e), f({e})]``: every vertex coordinate lies in it (submodularity)."""
         n = self.dim
         eye = np.eye(n, dtype=bool)
-        hi = np.array([self.f._value(eye[e]) for e in range(n)])
-        lo = np.array([self.total - self.f._value(~eye[e]) for e in range(n)])
+        hi = self.f.values(eye)
+        lo = self.total - self.f.values(~eye)
         return lo, hi
 
     def diameter(self) -> float:

@@ -19,8 +19,15 @@ from ..constraints.base import Matroid, set_mask
 from ..constraints.knapsack import Knapsack
 from ..errors import ParameterTypeError, ValidationError
 from .oracles import KnapsackPolytope
+from .projections import Region, as_region
 
-__all__ = ["swap_rounding", "ConvexDecomposition", "knapsack_rounding", "threshold_rounding"]
+__all__ = [
+    "swap_rounding",
+    "ConvexDecomposition",
+    "knapsack_rounding",
+    "threshold_rounding",
+    "round_point",
+]
 
 _WEIGHT_TOL = 1e-9
 
@@ -336,9 +343,15 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
     eps = 1e-12
     y[y < eps] = 0.0
     y[y > 1 - eps] = 1.0
-    frac = [int(e) for e in np.flatnonzero((y > 0) & (y < 1))]
-    while len(frac) >= 2:
-        i, j = frac[0], frac[1]
+    # A step makes i or j integral, and coordinates never turn fractional again: the pair of
+    # the two smallest fractional indices is the one still fractional (carried) and the next
+    # fractional index in order, so one pass over the fractional indices does every step.
+    carry: int | None = None
+    for j in np.flatnonzero((y > 0) & (y < 1)).tolist():
+        if carry is None:
+            carry = j
+            continue
+        i = carry
         # Moving by t along e_i / c_i - e_j / c_j: x_i += t / c_i, x_j -= t / c_j.
         up = min((1 - y[i]) * c[i], y[j] * c[j])
         down = min(y[i] * c[i], (1 - y[j]) * c[j])
@@ -350,10 +363,15 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
                 y[e] = 0.0
             elif y[e] > 1 - eps:
                 y[e] = 1.0
-        frac = [e for e in frac if 0.0 < y[e] < 1.0]
+        if 0.0 < y[i] < 1.0:
+            carry = i
+        elif 0.0 < y[j] < 1.0:
+            carry = j
+        else:
+            carry = None
     chosen = y == 1.0
-    if frac:
-        last = frac[0]
+    if carry is not None:
+        last = carry
         spent = float(c[chosen].sum())
         if spent + c[last] <= poly.budget * (1 + 1e-12) and gen.random() < y[last]:
             chosen[last] = True
@@ -389,3 +407,82 @@ def threshold_rounding(x: object, *, rng: RNGLike = None, threshold: float | Non
         u = check_real(threshold, "threshold", low=0.0, high=1.0, low_open=True,
                        caller="threshold_rounding")
     return np.flatnonzero(xa >= u)
+
+
+def _sanitize(x: np.ndarray, reg: Region) -> np.ndarray:
+    """Clip rounding error so the point passes the rounding procedures' membership checks."""
+    x = np.clip(x, 0.0, 1.0)
+    if reg.kind in ("uniform", "partition"):
+        for idx, cap in reg.blocks:
+            s = float(x[idx].sum())
+            if s > cap:
+                x[idx] *= cap / s
+    elif reg.kind == "knapsack":
+        s = float(np.asarray(reg.costs) @ x)
+        if s > float(reg.budget):
+            x *= float(reg.budget) / s
+    return x
+
+
+def round_point(region: object, x: object, *, decomposition: object = None, n: int | None = None,
+                rng: RNGLike = None) -> np.ndarray:
+    r"""Round a point of a region to a feasible set, obliviously (post-processing).
+
+    * box: independent rounding (:math:`E[F(S)] = f(x)`);
+    * uniform / partition matroid: randomized pipage per block
+      (:func:`~dpsubmod.polytopes.knapsack_rounding` with unit costs), which keeps every block's
+      sum and the marginals: :math:`E[1_S] = x` and :math:`E[F(S)] \ge f(x)`;
+    * knapsack: :func:`~dpsubmod.polytopes.knapsack_rounding` (:math:`E[F(S)] \ge f(x) -
+      \max_e F(\{e\})`);
+    * other matroids: swap rounding of ``decomposition`` (a list of independent sets and weights,
+      as returned by the Frank-Wolfe projections), :math:`E[F(S)] \ge f(x)`.
+
+    Parameters
+    ----------
+    region : Region or anything :func:`~dpsubmod.polytopes.as_region` accepts
+    x : array-like, shape (n,)
+    decomposition : (sets, weights), optional
+        Required for a general matroid.
+    n : int, optional
+        Ground-set size (with an int ``k``).
+    rng : int, Generator or None
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        The mask of the rounded set.
+    """
+    reg = region if isinstance(region, Region) else as_region(region, n)
+    gen = as_generator(rng)
+    xv = _sanitize(np.asarray(x, dtype=np.float64).copy(), reg)
+    mask = np.zeros(reg.n, dtype=bool)
+    if reg.kind == "box":
+        mask = gen.random(reg.n) < xv
+    elif reg.kind in ("uniform", "partition"):
+        for idx, cap in reg.blocks:
+            if cap <= 0 or idx.size == 0:
+                continue
+            xb = xv[idx]
+            if float(xb.sum()) <= 0.0:
+                continue
+            poly = KnapsackPolytope(np.ones(idx.size), float(cap))
+            mask[idx[knapsack_rounding(poly, xb, rng=gen)]] = True
+    elif reg.kind == "knapsack":
+        poly = KnapsackPolytope(np.asarray(reg.costs), float(reg.budget))
+        mask[knapsack_rounding(poly, xv, rng=gen)] = True
+    else:
+        if decomposition is None:
+            raise ValidationError(
+                "round_point on a general matroid needs the point's convex decomposition into "
+                "independent sets (decomposition=(sets, weights))."
+            )
+        sets, weights = decomposition  # type: ignore[misc]
+        w = np.asarray(weights, dtype=float)
+        total = float(w.sum())
+        sets = list(sets)
+        if total < 1.0 - 1e-12:
+            sets.append(np.zeros(0, dtype=np.int64))
+            w = np.append(w, 1.0 - total)
+        w = w / w.sum()
+        mask[swap_rounding(reg.matroid, sets, w, pad="dummy", rng=gen)] = True
+    return mask

@@ -49,17 +49,14 @@ change the calibration (the common term ``F(x)`` of every score cancels, so the 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
 import numpy as np
 
-from ..._validation import check_indices, check_int, check_real
-from ...errors import ParameterTypeError, SensitivityError, ValidationError
+from ..._validation import check_indices, check_int
+from ...errors import ParameterTypeError, ValidationError
+from .._objective import Objective
 
 __all__ = ["KSubmodularFunction", "KSubmodularState", "as_labels", "labels_to_pairs"]
-
-_DATA_MODELS = ("general", "monotone-records")
-
 
 def as_labels(x: object, n: int, k: int, name: str = "x", *, caller: str | None = None
               ) -> np.ndarray:
@@ -245,7 +242,7 @@ class KSubmodularState:
         return new
 
 
-class KSubmodularFunction(ABC):
+class KSubmodularFunction(Objective, ABC):
     """A real function on label vectors ``x`` in ``{0, ..., k}^n`` (see the module docstring).
 
     Subclasses implement ``_value(x)`` and may override ``state()`` with a fast incremental
@@ -266,25 +263,13 @@ class KSubmodularFunction(ABC):
 
     monotone: bool = True
     k_submodular: bool = True
-    #: The neighbouring relation behind ``sensitivity``, in words.
-    neighbouring: str = "replace one record"
 
     def __init__(self, n: int, k: int, *, sensitivity: float | None = None,
                  data_model: str = "general"):
         name = type(self).__name__
         self.n = check_int(n, "n", low=0, caller=name)
         self.k = check_int(k, "k", low=1, caller=name, fix="Pass the number of labels k >= 1.")
-        self.evaluations = 0
-        if sensitivity is not None:
-            sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True,
-                                     caller=name)
-        self.sensitivity = sensitivity
-        if data_model not in _DATA_MODELS:
-            raise SensitivityError(
-                f"The 'data_model' parameter of {name} must be 'general' or 'monotone-records'; "
-                f"got {data_model!r}."
-            )
-        self.data_model = data_model
+        self._declare(sensitivity, data_model)
 
     # -- evaluation ---------------------------------------------------------------------------
     @abstractmethod
@@ -314,41 +299,6 @@ class KSubmodularFunction(ABC):
         :meth:`state_at`); shape ``(len(items), k)``."""
         return self.state_at(x).gains(items)
 
-    def reset_evaluations(self) -> None:
-        """Set the evaluation counter back to 0."""
-        self.evaluations = 0
-
-    # -- privacy metadata ---------------------------------------------------------------------
-    def require_sensitivity(self, override: float | None = None, *, caller: str = "") -> float:
-        """The sensitivity a private algorithm must calibrate from.
-
-        Returns ``override`` when given (validated), else the declared sensitivity; raises
-        :class:`~dpsubmod.errors.SensitivityError` when neither exists.
-        """
-        if override is not None:
-            return check_real(override, "sensitivity", low=0.0, low_open=True, caller=caller)
-        if self.sensitivity is None:
-            raise SensitivityError(
-                f"{type(self).__name__} declares no sensitivity, so "
-                f"{caller or 'a private algorithm'} cannot calibrate its noise. Build the "
-                "objective from records (from_records(...)) or pass sensitivity= explicitly."
-            )
-        return float(self.sensitivity)
-
-    def neighbour(self, rng: Any = None) -> KSubmodularFunction:
-        """A neighbouring instance: the same objective with one record replaced.
-
-        Families built from records override this; auditors use it.
-        """
-        raise SensitivityError(
-            f"{type(self).__name__} was not built from records, so it has no neighbouring instance."
-        )
-
-    @property
-    def ground_set(self) -> range:
-        return range(self.n)
-
-    def __repr__(self) -> str:
-        sens = "undeclared" if self.sensitivity is None else f"{self.sensitivity:.4g}"
-        return f"{type(self).__name__}(n={self.n}, k={self.k}, sensitivity={sens})"
+    def _repr_fields(self) -> str:
+        return f"n={self.n}, k={self.k}"
 

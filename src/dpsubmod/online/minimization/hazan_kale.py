@@ -35,20 +35,20 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_real
-from ..extensions.lovasz import lovasz_subgradient
-from ..functions.base import SetFunction
-from .minimization import _check_x1, resolve_gamma
+from ..._rng import RNGLike, as_generator
+from ..._validation import check_real
+from ...functions.base import SetFunction
+from .._checks import check_x1, resolve_gamma
+from ..protocol import Learner
 from .onepoint import (
     chain_order,
+    chain_subgradient,
     chain_values,
     chain_weights,
     exploration_probabilities,
     one_point_gradient,
     sample_index,
 )
-from .protocol import Learner
 
 __all__ = ["HazanKale", "BanditHazanKale"]
 
@@ -114,7 +114,7 @@ class HazanKale(_OGDBase):
         check_real(M, "M", low=0.0, low_open=True, caller="HazanKale")
         if eta is not None:
             check_real(eta, "eta", low=0.0, low_open=True, caller="HazanKale")
-        _check_x1(x1, n, "HazanKale")
+        check_x1(x1, n, "HazanKale")
         self.n = n
         self.T = T
         self.M = M
@@ -132,7 +132,7 @@ class HazanKale(_OGDBase):
         return self._x >= u
 
     def _update(self, f: SetFunction) -> None:  # type: ignore[override]
-        _, g = lovasz_subgradient(f, self._x)
+        g = chain_subgradient(f, self._x)
         self._g_last = g
         self._x = np.clip(self._x - self._params["eta"] * g, 0.0, 1.0)
 
@@ -151,7 +151,8 @@ class BanditHazanKale(_OGDBase):
     Round ``t``: draw chain set :math:`B_k` of :math:`x_t` with probability
     :math:`\rho_k = (1-\gamma)\mu_k + \gamma/(n+1)`, play it, observe :math:`y = f_t(B_k)`, and
     step :math:`x_{t+1} = \mathrm{clip}(x_t - \eta \hat g_t, 0, 1)` with the one-point estimate
-    :math:`\hat g_t` (:mod:`dpsubmod.online.onepoint`). Expected regret :math:`O(nMT^{2/3})`.
+    :math:`\hat g_t` (:mod:`dpsubmod.online.minimization.onepoint`). Expected regret
+    :math:`O(nMT^{2/3})`.
 
     Parameters
     ----------
@@ -175,7 +176,7 @@ class BanditHazanKale(_OGDBase):
             check_real(gamma, "gamma", low=0.0, low_open=True, caller="BanditHazanKale")
         if eta is not None:
             check_real(eta, "eta", low=0.0, low_open=True, caller="BanditHazanKale")
-        _check_x1(x1, n, "BanditHazanKale")
+        check_x1(x1, n, "BanditHazanKale")
         self.n = n
         self.T = T
         self.M = M

@@ -52,28 +52,21 @@ convex programming and generalized infinitesimal gradient ascent", ICML 2003.
 from __future__ import annotations
 
 import math
-from abc import abstractmethod
 from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_int, check_real, is_noise_off
-from ..errors import ValidationError
-from ..functions.base import SetFunction
-from ..privacy.continual import tree_levels
-from ..privacy.plan import PrivacyPlan
-from ._plans import check_spend, run_plan
-from .ftrl import (
-    PrivateFTRL,
-    Region,
-    as_region,
-    check_ftrl_privacy,
-    euclidean_projection,
-    ftrl_plan,
-)
-from .pftal import PFTAL
-from .protocol import Learner
+from ..._rng import RNGLike
+from ..._validation import check_int, check_real, is_noise_off
+from ...errors import ValidationError
+from ...polytopes.projections import as_region, euclidean_projection
+from ...polytopes.rounding import round_point
+from ...privacy.continual import tree_levels
+from ...privacy.plan import PrivacyPlan
+from .._plans import check_spend, run_plan
+from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
+from ..oco.pftal import PFTAL
+from .frank_wolfe import GRADIENT_METHODS, NEIGHBOURING, FrankWolfeLearner, batch_gradient
 
 __all__ = [
     "DPMetaFrankWolfe",
@@ -84,12 +77,6 @@ __all__ = [
     "dpmfw_paper_scale",
     "GRADIENT_METHODS",
 ]
-
-#: Gradient methods accepted (passed to :func:`~dpsubmod.extensions.multilinear_gradient`).
-GRADIENT_METHODS = ("auto", "exact", "sampling")
-
-_NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
-                 "function; multilinear gradients clipped to [0, bound])")
 
 
 def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
@@ -118,301 +105,7 @@ def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
     return 2.0 * m * n * math.ceil(math.log(T)) * math.sqrt(2.0 * K * math.log(1.0 / dlt)) / eps
 
 
-def _sanitize(x: np.ndarray, reg: Region) -> np.ndarray:
-    """Clip rounding error so the point passes the rounding procedures' membership checks."""
-    x = np.clip(x, 0.0, 1.0)
-    if reg.kind in ("uniform", "partition"):
-        for idx, cap in reg.blocks:
-            s = float(x[idx].sum())
-            if s > cap:
-                x[idx] *= cap / s
-    elif reg.kind == "knapsack":
-        s = float(np.asarray(reg.costs) @ x)
-        if s > float(reg.budget):
-            x *= float(reg.budget) / s
-    return x
-
-
-def round_point(region: object, x: object, *, decomposition: object = None, n: int | None = None,
-                rng: RNGLike = None) -> np.ndarray:
-    r"""Round a point of a region to a feasible set, obliviously (post-processing).
-
-    * box: independent rounding (:math:`E[F(S)] = f(x)`);
-    * uniform / partition matroid: randomized pipage per block
-      (:func:`~dpsubmod.polytopes.knapsack_rounding` with unit costs), which keeps every block's
-      sum and the marginals: :math:`E[1_S] = x` and :math:`E[F(S)] \ge f(x)`;
-    * knapsack: :func:`~dpsubmod.polytopes.knapsack_rounding` (:math:`E[F(S)] \ge f(x) -
-      \max_e F(\{e\})`);
-    * other matroids: swap rounding of ``decomposition`` (a list of independent sets and weights,
-      as returned by the Frank-Wolfe projections), :math:`E[F(S)] \ge f(x)`.
-
-    Parameters
-    ----------
-    region : Region or anything :func:`~dpsubmod.online.ftrl.as_region` accepts
-    x : array-like, shape (n,)
-    decomposition : (sets, weights), optional
-        Required for a general matroid.
-    n : int, optional
-        Ground-set size (with an int ``k``).
-    rng : int, Generator or None
-
-    Returns
-    -------
-    ndarray of bool, shape (n,)
-        The mask of the rounded set.
-    """
-    from ..polytopes.oracles import KnapsackPolytope
-    from ..polytopes.rounding import knapsack_rounding, swap_rounding
-
-    reg = region if isinstance(region, Region) else as_region(region, n)
-    gen = as_generator(rng)
-    xv = _sanitize(np.asarray(x, dtype=np.float64).copy(), reg)
-    mask = np.zeros(reg.n, dtype=bool)
-    if reg.kind == "box":
-        mask = gen.random(reg.n) < xv
-    elif reg.kind in ("uniform", "partition"):
-        for idx, cap in reg.blocks:
-            if cap <= 0 or idx.size == 0:
-                continue
-            xb = xv[idx]
-            if float(xb.sum()) <= 0.0:
-                continue
-            poly = KnapsackPolytope(np.ones(idx.size), float(cap))
-            mask[idx[knapsack_rounding(poly, xb, rng=gen)]] = True
-    elif reg.kind == "knapsack":
-        poly = KnapsackPolytope(np.asarray(reg.costs), float(reg.budget))
-        mask[knapsack_rounding(poly, xv, rng=gen)] = True
-    else:
-        if decomposition is None:
-            raise ValidationError(
-                "round_point on a general matroid needs the point's convex decomposition into "
-                "independent sets (decomposition=(sets, weights))."
-            )
-        sets, weights = decomposition  # type: ignore[misc]
-        w = np.asarray(weights, dtype=float)
-        total = float(w.sum())
-        sets = list(sets)
-        if total < 1.0 - 1e-12:
-            sets.append(np.zeros(0, dtype=np.int64))
-            w = np.append(w, 1.0 - total)
-        w = w / w.sum()
-        mask[swap_rounding(reg.matroid, sets, w, pad="dummy", rng=gen)] = True
-    return mask
-
-#: Largest ``points x clients x n`` block the stacked facility-location kernel handles at once.
-_STACK_ENTRIES = 1 << 22
-
-
-def _loop_gradient(f: SetFunction, X: np.ndarray, method: str, n_samples: int,
-                   rng: np.random.Generator) -> np.ndarray:
-    from ..extensions.multilinear import multilinear_gradient
-
-    G = np.empty_like(X)
-    for k in range(X.shape[0]):
-        G[k] = multilinear_gradient(f, X[k], method=method, n_samples=n_samples, rng=rng,
-                                    n_threads=1).estimate
-    return G
-
-
-def batch_gradient(f: SetFunction, X: np.ndarray, *, method: str = "auto",
-                   n_samples: int = 200, rng: RNGLike = None) -> np.ndarray:
-    r"""Gradients of the multilinear extension of ``f`` at every row of ``X`` (shape ``(K, n)``),
-    counted as ``K n`` evaluations.
-
-    Modular functions, dense facility location, weighted coverage and their sums and scalings
-    use the closed forms of :mod:`dpsubmod.extensions.multilinear` vectorised over the rows
-    (facility location: the rows become blocks of an extended ground set of ``K n`` elements, one
-    call of the closed-form kernel); other functions are computed row by row with
-    :func:`~dpsubmod.extensions.multilinear_gradient` (``method``, ``n_samples``, ``rng``).
-    """
-    X = np.clip(np.asarray(X, dtype=np.float64), 0.0, 1.0)
-    G = _batch_closed(f, X)
-    if G is None:
-        return _loop_gradient(f, X, method, n_samples, as_generator(rng))
-    f.evaluations += X.size
-    return G
-
-
-def _batch_closed(f: SetFunction, X: np.ndarray) -> np.ndarray | None:
-    import scipy.sparse as sp
-
-    from ..extensions import multilinear as ml
-    from ..functions.combinators import Scaled, Sum
-    from ..functions.coverage import Coverage
-    from ..functions.facility_location import FacilityLocation
-    from ..functions.modular import Modular
-
-    K, n = X.shape
-    if isinstance(f, Modular):
-        return np.broadcast_to(np.asarray(f.weights, dtype=np.float64), (K, n)).copy()
-    if isinstance(f, Scaled):
-        g = _batch_closed(f.f, X)
-        return None if g is None else f.c * g
-    if isinstance(f, Sum):
-        total = np.zeros((K, n))
-        for c, g in zip(f.weights, f.functions):
-            part = _batch_closed(g, X)
-            if part is None:
-                return None
-            total += c * part
-        return total
-    if isinstance(f, FacilityLocation) and not sp.issparse(f.similarity):
-        sim, w = ml._fl_parts(f)
-        N = sim.shape[0]
-        if K * N * n > _STACK_ENTRIES:
-            return None
-        S = np.tile(np.asarray(sim, dtype=np.float64), (K, 1))
-        cols = (np.arange(K, dtype=np.int64)[:, None, None] * n
-                + np.arange(n, dtype=np.int64)[None, None, :])
-        cols = np.broadcast_to(cols, (K, N, n)).reshape(K * N, n)
-        xe = np.append(X.ravel(), 0.0)
-        ww = None if w is None else np.tile(w, K)
-        out = ml._fl_block_gradient(S, cols, xe, ww, K * n + 1)
-        return out[:K * n].reshape(K, n)
-    if isinstance(f, Coverage):
-        A = f.incidence
-        w = np.asarray(f.element_weights, dtype=np.float64)
-        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-        cols = A.indices
-        one = X >= 1.0
-        log1m = np.zeros_like(X)
-        log1m[~one] = np.log1p(-X[~one])
-        # Per (point, element u): covering sets with x = 1, and the log-product of 1 - x over
-        # the others (zero factors counted apart, as in the single-point closed form).
-        zeros = np.asarray((A.T @ one.T.astype(np.float64)).T)
-        logs = np.asarray((A.T @ log1m.T).T)
-        row_one = one[:, rows]
-        others_zero = zeros[:, cols] - row_one
-        excl = np.where(others_zero > 0.5, 0.0, np.exp(logs[:, cols] - log1m[:, rows]))
-        B = sp.csr_array((np.ones(rows.size), (np.arange(rows.size), rows)),
-                         shape=(rows.size, n))
-        return np.asarray((excl * w[cols][None, :]) @ B).reshape(K, n)
-    return None
-
-
-class _MetaFW(Learner):
-    """K online linear optimizers, the Frank-Wolfe path, rounding and gradients."""
-
-    sense = "max"
-    feedback = "full"
-
-    def _check_meta(self, caller: str) -> None:
-        self._check_common(self.n, self.T, caller)
-        as_region(self.constraint, self.n)
-        if isinstance(self.constraint, Region):
-            raise ValidationError(
-                f"Pass the constraint itself (int k, Matroid or Knapsack) to {caller}, not a "
-                "Region, so run() can compute the comparator."
-            )
-        if self.K is not None:
-            check_int(self.K, "K", low=1, caller=caller)
-        check_real(self.bound, "bound", low=0.0, low_open=True, caller=caller,
-                   fix="bound is a public m_F >= max_t max_e F_t({e}) (1 for functions in "
-                       "[0, 1]).")
-        if self.gradient not in GRADIENT_METHODS:
-            raise ValidationError(
-                f"The 'gradient' parameter of {caller} must be one of {GRADIENT_METHODS}; got "
-                f"{self.gradient!r}."
-            )
-        check_int(self.n_samples, "n_samples", low=2, caller=caller)
-
-    def _default_K(self) -> int:
-        return max(1, math.ceil(math.sqrt(int(self.T))))
-
-    def _K(self) -> int:
-        return int(self.K) if self.K is not None else self._default_K()
-
-    def _reset(self) -> None:
-        super()._reset()
-        self._region = as_region(self.constraint, self.n)
-        gen = as_generator(self.rng)
-        self._oracle_rng, self._round_rng, self._grad_rng = gen.spawn(3)
-        self._params = self._resolve()
-        # the oracles draw through this run's allowance, never the user's budget again
-        self._allowance = self._run_allowance()
-        self._build_oracles()
-        self._x = np.zeros(int(self.n))
-        self._path: np.ndarray | None = None
-
-    @abstractmethod
-    def _resolve(self) -> dict[str, Any]:
-        """Every parameter after defaults were resolved."""
-
-    @abstractmethod
-    def _build_oracles(self) -> None:
-        """Create the K online linear optimizers."""
-
-    @abstractmethod
-    def _points(self) -> tuple[np.ndarray, list | None]:
-        """The K oracles' current points (and their vertex decompositions, if any)."""
-
-    @abstractmethod
-    def _feed(self, G: np.ndarray) -> None:
-        """Give each oracle its gradient (row k of ``G``)."""
-
-    def _select(self) -> np.ndarray:
-        V, decs = self._points()
-        K = V.shape[0]
-        # Frank-Wolfe path from 0 with step 1/K: x^(k) = sum_{j<k} v_j / K.
-        path = np.zeros_like(V)
-        if K > 1:
-            path[1:] = np.cumsum(V[:-1], axis=0) / K
-        self._path = np.clip(path, 0.0, 1.0)
-        x = V.sum(axis=0) / K
-        self._x = x
-        dec = None
-        if decs is not None:
-            sets, weights = [], []
-            for S_list, w in decs:
-                sets.extend(S_list)
-                weights.extend((np.asarray(w) / K).tolist())
-            dec = (sets, np.asarray(weights))
-        return round_point(self._region, x, decomposition=dec, rng=self._round_rng)
-
-    def _gradients(self, f: SetFunction) -> np.ndarray:
-        P = self._path
-        if self.gradient == "sampling":
-            G = _loop_gradient(f, P, "sampling", int(self.n_samples), self._grad_rng)
-        else:
-            G = batch_gradient(f, P, method=self.gradient, n_samples=int(self.n_samples),
-                               rng=self._grad_rng)
-        if not np.isfinite(G).all():
-            raise ValidationError(
-                f"The round's function gave non-finite gradients to {type(self).__name__}; "
-                "every f_t must be finite on all sets."
-            )
-        return np.clip(G, 0.0, float(self.bound))
-
-    def _update(self, f: SetFunction) -> None:  # type: ignore[override]
-        self._feed(self._gradients(f))
-
-    @property
-    def point(self) -> np.ndarray:
-        """The fractional point :math:`x_t` of the last :meth:`select` (released: it is
-        post-processing of the oracles' outputs)."""
-        self._ensure_state()
-        return self._x.copy()
-
-    def fractional_value(self, f: SetFunction) -> float:
-        """The multilinear extension of ``f`` at the last played point :math:`x_t` (non-private
-        diagnostic, uncounted evaluations): a lower bound on :math:`E[f(S_t)]` for matroids."""
-        from ..extensions.multilinear import multilinear_value
-
-        ev = f.evaluations
-        v = float(multilinear_value(f, self._x, method="auto", rng=0).estimate)
-        f.evaluations = ev
-        return v
-
-    def expected_value(self, f: SetFunction) -> float | None:
-        """Exact :math:`E[f(S_t)]` over the rounding for the box (the multilinear extension at
-        :math:`x_t`); ``None`` for the other regions, where the pipage and swap roundings only
-        give :math:`E[f(S_t)] \\ge f(x_t)` (see :meth:`fractional_value`)."""
-        if self._region.kind == "box":
-            return self.fractional_value(f)
-        return None
-
-
-class DPMetaFrankWolfe(_MetaFW):
+class DPMetaFrankWolfe(FrankWolfeLearner):
     r"""Differentially private online Meta-Frank-Wolfe (Sadeghi and Fazel 2021, "DPMFW"): ``K``
     private FTRL oracles (Agarwal and Singh 2017, entropic regularizer, tree-aggregated noisy
     loss sums) over a matroid or knapsack polytope, with oblivious rounding of the played point.
@@ -547,12 +240,12 @@ class DPMetaFrankWolfe(_MetaFW):
                 "PrivateFTRL", T=int(self.T), n=int(self.n), copies=K,
                 epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
                 width=float(self.bound), composition=self.composition,
-                tree_epsilon=self._paper_tree_epsilon(K), neighbouring=_NEIGHBOURING)
+                tree_epsilon=self._paper_tree_epsilon(K), neighbouring=NEIGHBOURING)
             rep = inner.report()
             event = rep.event("PrivateFTRL", f"{K} private FTRL oracles: {rep.uses} "
                                              f"tree-aggregation uses by {rep.composition} "
                                              "composition; backend=numpy")
-            return run_plan("DPMetaFrankWolfe", [event], neighbouring=_NEIGHBOURING,
+            return run_plan("DPMetaFrankWolfe", [event], neighbouring=NEIGHBOURING,
                             rng=self.rng)
 
         return self._memo_plan(build)
@@ -591,10 +284,10 @@ class DPMetaFrankWolfe(_MetaFW):
         return V, self._ftrl.decompositions
 
     def _feed(self, G: np.ndarray) -> None:
-        self._ftrl._step(-G)
+        self._ftrl.update(-G)
 
 
-class MetaFrankWolfe(_MetaFW):
+class MetaFrankWolfe(FrankWolfeLearner):
     r"""Meta-Frank-Wolfe for online submodular maximization (Chen, Hassani and Karbasi 2018);
     **not private**.
 
@@ -675,13 +368,13 @@ class MetaFrankWolfe(_MetaFW):
 
     def _feed(self, G: np.ndarray) -> None:
         if self.oracle == "ftrl":
-            self._ftrl._step(-G)
+            self._ftrl.update(-G)
         else:
             self._V, self._dec = euclidean_projection(
                 self._region, self._V + self._params["step"] * G, return_decomposition=True)
 
 
-class PFTALMetaFrankWolfe(_MetaFW):
+class PFTALMetaFrankWolfe(FrankWolfeLearner):
     r"""Private online DR-submodular maximization on ``K`` copies of PFTAL (Perez-Salazar and
     Cummings 2021, Algorithm 4), applied to the multilinear extensions of the round's set
     functions over a uniform or partition matroid polytope or a knapsack polytope, with oblivious
@@ -766,8 +459,8 @@ class PFTALMetaFrankWolfe(_MetaFW):
         def build() -> PrivacyPlan:
             K, n = self._K(), int(self.n)
             copy = PFTAL(n, int(self.T), H=1.0, epsilon=float(self.epsilon) / K,
-                         sensitivity=math.sqrt(n) * float(self.bound))._privacy_plan()
-            return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=_NEIGHBOURING,
+                         sensitivity=math.sqrt(n) * float(self.bound)).plan
+            return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=NEIGHBOURING,
                             rng=self.rng)
 
         return self._memo_plan(build)
@@ -813,4 +506,4 @@ class PFTALMetaFrankWolfe(_MetaFW):
         H = self._params["H"]
         for k, oco in enumerate(self._copies):
             # The regulariser's gradient H v is the same for neighbours (v is released).
-            oco._step(-G[k] + H * oco.point())
+            oco.update(-G[k] + H * oco.point())

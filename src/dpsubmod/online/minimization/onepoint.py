@@ -42,12 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..functions.base import SetFunction
+from ...functions.base import SetFunction
 
 __all__ = [
     "chain_order",
     "chain_weights",
     "chain_values",
+    "chain_subgradient",
     "exploration_probabilities",
     "sample_index",
     "one_point_gradient",
@@ -72,19 +73,26 @@ def chain_weights(x: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def chain_values(f: SetFunction, order: np.ndarray, *, count: bool = True) -> np.ndarray:
-    """``[f(B_0), ..., f(B_n)]`` along ``order`` by walking one incremental state of ``f``.
+    """``[f(B_0), ..., f(B_n)]`` along ``order`` in one call
+    (:meth:`~dpsubmod.functions.SetFunction.chain_values`).
 
     Counts ``n + 1`` evaluations in ``f.evaluations`` unless ``count=False`` (diagnostics).
     """
-    before = f.evaluations
-    st = f.state()
-    vals = np.empty(order.size + 1)
-    vals[0] = st.value
-    for k, e in enumerate(order.tolist(), start=1):
-        st.add(e)
-        vals[k] = st.value
-    f.evaluations = before + (order.size + 1 if count else 0)
-    return vals
+    return f.chain_values(order, count=count)
+
+
+def chain_subgradient(f: SetFunction, x: np.ndarray) -> np.ndarray:
+    r"""The chain (Edmonds greedy) subgradient of the Lovász extension of ``f`` at the learner's
+    own iterate ``x``: :math:`g_{\pi(k)} = f(B_k) - f(B_{k-1})` along :func:`chain_order`.
+
+    The same vector as :func:`~dpsubmod.extensions.lovasz_subgradient` without re-validating
+    ``x`` (the learners' iterates are points of the cube by construction); counts ``n + 1``
+    evaluations.
+    """
+    order = chain_order(x)
+    g = np.empty(x.size)
+    g[order] = np.diff(f.chain_values(order))
+    return g
 
 
 def exploration_probabilities(mu: np.ndarray, gamma: float) -> np.ndarray:

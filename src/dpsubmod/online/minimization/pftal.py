@@ -12,7 +12,7 @@ convex :math:`\hat f_t(x) + \frac H2 \|x\|^2`, and run :class:`~dpsubmod.online.
   :math:`g_t` of :math:`\hat f_t` at :math:`x_t` (``n + 1`` evaluations of ``f_t``).
 * :class:`BanditSubmodPFTAL` (bandit, Algorithm 2) plays a chain set of :math:`x_t` drawn from the
   exploration distribution and feeds the corrected one-point estimate
-  (:mod:`dpsubmod.online.onepoint`); it evaluates ``f_t`` once, at the played set.
+  (:mod:`dpsubmod.online.minimization.onepoint`); it evaluates ``f_t`` once, at the played set.
 
 Neighbouring relation: two cost sequences are neighbours when they differ in one function
 :math:`f_t` (replaced by any other submodular function with range :math:`[-M, M]`). The output is
@@ -60,29 +60,29 @@ Theorems 6-9. A. Smith and A. Thakurta, NIPS 2013 (PFTAL). E. Hazan and S. Kale,
 from __future__ import annotations
 
 import math
-import warnings
 from abc import abstractmethod
 from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_real, is_noise_off
-from ..errors import GroundSetMismatchError, ValidationError
-from ..extensions.lovasz import lovasz_subgradient
-from ..functions.base import SetFunction
-from ..privacy.plan import PrivacyPlan
-from ._plans import check_spend, run_plan
+from ..._rng import RNGLike, as_generator
+from ..._validation import check_real, is_noise_off
+from ...errors import ValidationError
+from ...functions.base import SetFunction
+from ...privacy.plan import PrivacyPlan
+from .._checks import check_privacy_args, check_x1, clip_norm, resolve_gamma
+from .._plans import check_spend, run_plan
+from ..oco.pftal import PFTAL
+from ..protocol import Learner
 from .onepoint import (
     chain_order,
+    chain_subgradient,
     chain_values,
     chain_weights,
     exploration_probabilities,
     one_point_gradient,
     sample_index,
 )
-from .pftal import PFTAL, _check_privacy_args, _clip_norm
-from .protocol import Learner
 
 __all__ = ["SubmodPFTAL", "BanditSubmodPFTAL", "CALIBRATIONS"]
 
@@ -96,20 +96,6 @@ _SQRT2 = math.sqrt(2.0)
 
 _NEIGHBOURING = ("cost sequences differing in one function f_t (any submodular function with "
                  "range [-M, M])")
-
-
-def _check_x1(x1: object, n: int, caller: str) -> None:
-    if x1 is None:
-        return
-    a = check_finite(x1, "x1", caller=caller, ndim=1)
-    if a.shape != (n,):
-        raise GroundSetMismatchError(
-            f"The 'x1' parameter of {caller} must have shape ({n},); got {a.shape}."
-        )
-    if a.size and (a.min() < 0 or a.max() > 1):
-        raise ValidationError(
-            f"The 'x1' parameter of {caller} must lie in the cube [0, 1]^n; clip it first."
-        )
 
 
 def _check_calibration(calibration: object, noise: object, caller: str) -> None:
@@ -159,7 +145,7 @@ class _SubmodBase(Learner):
             return None
 
         def build() -> PrivacyPlan:
-            inner = self._inner(self._resolve(warn=False))._privacy_plan()
+            inner = self._inner(self._resolve(warn=False)).plan
             return run_plan(type(self).__name__, inner.events, neighbouring=_NEIGHBOURING,
                             rng=self.rng)
 
@@ -282,8 +268,8 @@ class SubmodPFTAL(_SubmodBase):
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
         _check_h(H, caller, allow_tuned=True)
         _check_calibration(calibration, noise, caller)
-        _check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
-        _check_x1(x1, n, caller)
+        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
+        check_x1(x1, n, caller)
         self.n = n
         self.T = T
         self.M = M
@@ -349,11 +335,11 @@ class SubmodPFTAL(_SubmodBase):
         return self._x >= u
 
     def _update(self, f: SetFunction) -> None:  # type: ignore[override]
-        _, g = lovasz_subgradient(f, self._x)
+        g = chain_subgradient(f, self._x)
         if self._params["gradient_clip"] is not None:
-            g = _clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
+            g = clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
         self._g_last = g
-        self._oco._step(g + self._params["H"] * self._x)
+        self._oco.update(g + self._params["H"] * self._x)
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding
@@ -370,8 +356,8 @@ class BanditSubmodPFTAL(_SubmodBase):
     Round ``t``: take the chain of :math:`x_t` (weights :math:`\mu`), draw chain set :math:`B_k`
     with probability :math:`\rho_k = (1-\gamma)\mu_k + \gamma/(n+1)`, play it, observe
     :math:`y = f_t(B_k)` (the only evaluation), build the corrected one-point estimate
-    :math:`\hat g_t` (:mod:`dpsubmod.online.onepoint`; unbiased for the chain subgradient, Lemma
-    4), feed :math:`\hat g_t + H x_t` to the tree counter and move to
+    :math:`\hat g_t` (:mod:`dpsubmod.online.minimization.onepoint`; unbiased for the chain
+    subgradient, Lemma 4), feed :math:`\hat g_t + H x_t` to the tree counter and move to
     :math:`x_{t+1} = \mathrm{clip}(\bar x_t - \hat v_t/(tH), 0, 1)`.
 
     Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
@@ -421,8 +407,8 @@ class BanditSubmodPFTAL(_SubmodBase):
             check_real(gamma, "gamma", low=0.0, low_open=True, caller=caller,
                        fix="gamma is a mixing probability; values above 1 are clipped to 1.")
         _check_calibration(calibration, noise, caller)
-        _check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
-        _check_x1(x1, n, caller)
+        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
+        check_x1(x1, n, caller)
         self.n = n
         self.T = T
         self.M = M
@@ -480,7 +466,7 @@ class BanditSubmodPFTAL(_SubmodBase):
             y = min(max(y, -M), M)
         ghat = one_point_gradient(order, rho, k, y, xi)
         self._g_last = ghat
-        self._oco._step(ghat + self._params["H"] * self._x)
+        self._oco.update(ghat + self._params["H"] * self._x)
 
     def expected_value(self, f: SetFunction) -> float:
         """``sum_k rho_k f(B_k)``: the exact expected cost of the exploration draw
@@ -501,21 +487,3 @@ def _check_h(H: object, caller: str, *, allow_tuned: bool) -> None:
             + (", 'tuned'" if allow_tuned else "") + f" or None; got {H!r}."
         )
     check_real(H, "H", low=0.0, low_open=True, caller=caller)
-
-
-def resolve_gamma(gamma: float | None, default: float, caller: str, what: str, *,
-                  warn: bool = True) -> float:
-    """The exploration probability: ``gamma`` or ``default``, clipped to 1 (with a warning when
-    ``warn``)."""
-    g = default if gamma is None else float(gamma)
-    if g > 1.0 and not warn:
-        return 1.0
-    if g > 1.0:
-        source = f"the default {what}" if gamma is None else "the given gamma"
-        warnings.warn(
-            f"{caller}: {source} is {g:.4g} > 1, which is not a probability; clipped to 1 "
-            "(every round explores uniformly over the chain). The theorem's rate needs a larger T.",
-            RuntimeWarning, stacklevel=4,
-        )
-        g = 1.0
-    return g

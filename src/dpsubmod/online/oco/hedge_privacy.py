@@ -1,4 +1,5 @@
-r"""Hedge (exponential weights) with log-space weights, and its private calibration.
+r"""The private calibration of Hedge (exponential weights): the privacy of one draw, the paper's
+learning rate, the guarantee of a given rate, and the largest rate within a budget.
 
 Hedge (Freund and Schapire 1997; Algorithm 1 of Perez-Salazar and Cummings 2021) keeps, for each
 action ``a`` of a finite set ``[N]``, the cumulative gain :math:`G_t(a) = \sum_{\tau < t}
@@ -63,21 +64,15 @@ loss composition for data analytics", ALT 2021.
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import numpy as np
-
-from .._rng import RNGLike, as_generator, standard_gumbel
-from .._validation import check_delta, check_finite, check_int, check_real
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
-from ..privacy.composition import check_composition, compose, compose_epsilon, split_budget
-from ..privacy.events import PrivacyEvent
-from ..privacy.plan import PrivacyPlan
-from ._plans import run_plan
-from .protocol import OnlineBase
+from ..._validation import check_int, check_real
+from ...errors import ParameterTypeError, ValidationError
+from ...privacy.backends import resolve_backend
+from ...privacy.composition import compose, compose_epsilon, split_budget
+from ...privacy.events import PrivacyEvent
+from ...privacy.mechanisms import exponential_mechanism_epsilon
 
 __all__ = [
-    "Hedge",
     "hedge_eta",
     "hedge_draw_epsilon",
     "hedge_epsilon",
@@ -85,6 +80,12 @@ __all__ = [
     "best_composition",
     "HEDGE_COMPOSITIONS",
     "KOV_MAX_COUNT",
+    "PAPER_RULE",
+    "BACKENDS",
+    "backend_sensitivity",
+    "paper_epsilon",
+    "check_backend_param",
+    "check_eta",
 ]
 
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
@@ -99,20 +100,19 @@ PAPER_RULE = ("advanced composition per expert and basic over the experts (Perez
 
 _RULES = ("basic", "advanced", "kov", "zcdp")
 
-_BACKENDS = (None, "numpy", "secure")
+#: Samplers of a Hedge draw (``None`` is numpy).
+BACKENDS = (None, "numpy", "secure")
 
 
-def _check_eta(eta: object, caller: str) -> float:
+def check_eta(eta: object, caller: str) -> float:
     return check_real(eta, "eta", low=0.0, low_open=True, caller=caller,
                       fix="The learning rate must be a positive finite number.")
 
 
-def _backend_sensitivity(backend: object) -> float:
+def backend_sensitivity(backend: object) -> float:
     """The score sensitivity the backend's sampler really has for a declared sensitivity 1."""
     if backend in (None, "numpy"):
         return 1.0
-    from ..privacy.backends import resolve_backend
-
     return float(resolve_backend(backend).effective_sensitivity(1.0, kind="linf"))
 
 
@@ -125,15 +125,13 @@ def hedge_draw_epsilon(eta: float, *, backend: str | None = None) -> float:
     >>> hedge_draw_epsilon(0.01)
     0.02
     """
-    from ..privacy.mechanisms import exponential_mechanism_epsilon
-
-    e = _check_eta(eta, "hedge_draw_epsilon")
-    if backend not in _BACKENDS:
+    e = check_eta(eta, "hedge_draw_epsilon")
+    if backend not in BACKENDS:
         raise ValidationError(
-            f"The 'backend' parameter of hedge_draw_epsilon must be one of {_BACKENDS}; got "
+            f"The 'backend' parameter of hedge_draw_epsilon must be one of {BACKENDS}; got "
             f"{backend!r}."
         )
-    return exponential_mechanism_epsilon(e, _backend_sensitivity(backend))
+    return exponential_mechanism_epsilon(e, backend_sensitivity(backend))
 
 
 def hedge_eta(epsilon: float, delta: float, draws: float, *, experts: int = 1) -> float:
@@ -173,7 +171,7 @@ def hedge_eta(epsilon: float, delta: float, draws: float, *, experts: int = 1) -
     return eps / (k * math.sqrt(32.0 * D * math.log(k / dlt)))
 
 
-def _paper_epsilon(eps0: float, draws: int, delta: float, experts: int) -> float:
+def paper_epsilon(eps0: float, draws: int, delta: float, experts: int) -> float:
     # Theorem 4 (Dwork, Rothblum and Vadhan) per expert with slack delta / experts, then basic
     # composition over the experts, exactly as in the proof of Theorem 5.
     dp = delta / experts
@@ -232,7 +230,7 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
     if composition == "paper":
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
-        return _paper_epsilon(e0, D, dlt, k)
+        return paper_epsilon(e0, D, dlt, k)
     if composition == "auto":
         return best_composition(e0, k * D, delta)[0]
     return compose_epsilon(e0, k * D, delta, composition=composition, bounded_range=True)
@@ -284,19 +282,19 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             f"The 'composition' parameter of {caller} must be one of {HEDGE_COMPOSITIONS}; got "
             f"{composition!r}."
         )
-    scale = 2.0 * _backend_sensitivity(backend)
+    scale = 2.0 * backend_sensitivity(backend)
     if composition == "paper":
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
         # The paper's per-expert expression is increasing in eps0: bisect it.
         lo, hi = 0.0, eps / k
-        while _paper_epsilon(hi, D, dlt, k) <= eps:
+        while paper_epsilon(hi, D, dlt, k) <= eps:
             lo, hi = hi, 2.0 * hi
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi:
                 break
-            if _paper_epsilon(mid, D, dlt, k) <= eps:
+            if paper_epsilon(mid, D, dlt, k) <= eps:
                 lo = mid
             else:
                 hi = mid
@@ -324,234 +322,13 @@ def _try_per_step(total: float, count: int, delta: float, rule: str) -> float:
         return 0.0
 
 
-class Hedge(OnlineBase):
-    r"""Hedge with log-space weights: ``copies`` independent learners over ``n`` actions sharing
-    one learning rate (Freund and Schapire 1997; Algorithm 1 of Perez-Salazar and Cummings 2021).
-
-    A river-style state machine: :meth:`sample` draws one action per copy, :meth:`update` adds a
-    gain vector per copy (clipped to ``[0, 1]``), :meth:`probabilities` returns the current
-    distributions :math:`x_t \propto \exp(\eta G_t)`. The state (cumulative gains, generator) is
-    built lazily and rebuilt by :meth:`reset`; :meth:`clone` gives a fresh copy.
-
-    Privacy: each draw of each copy is an exponential-mechanism draw with score ``G`` (sensitivity
-    1 under "one gain vector replaced", gains in ``[0, 1]``) and weight ``eta``, hence
-    ``2 eta``-DP; see the module docstring for the composition over draws and copies. A draw
-    depends on the data only once a gain has been added (before that the weights are uniform).
-    With ``max_draws`` given, Hedge states the guarantee of a whole run of at most
-    ``max_draws`` data-dependent draws per copy (:attr:`privacy`, before the first draw) and
-    refuses a draw beyond them; without it, it states none.
-
-    Parameters
-    ----------
-    n : int
-        Number of actions ``N``.
-    eta : float
-        Learning rate, > 0.
-    copies : int, default=1
-        Number of independent Hedge learners (the ``k`` ordered experts of the online greedy).
-    max_draws : int or None, default=None
-        The most data-dependent draws per copy of the run (the horizon of the private run).
-        ``None``: no privacy statement (a learner used inside another, whose plan covers the
-        draws).
-    delta : float, default=0.0
-        Target delta of the statement (``max_draws`` given).
-    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
-        How the ``copies * max_draws`` draws compose in the statement (see
-        :mod:`dpsubmod.privacy.composition`).
-    backend : {None, "numpy", "secure"}, default=None
-        Sampler of the draws: numpy Gumbel-max (seeded by ``rng``), or the exact secure sampler
-        (randomness from the operating system; ``rng`` is then unused).
-    rng : int, Generator, SeedSequence or None, default=None
-        Resolved when the state is built.
-    budget : Budget or None, default=None
-        With ``max_draws``: charged the whole run's guarantee at construction, before any draw
-        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
-        changes), again by :meth:`reset` after play and by every clone.
-
-    Examples
-    --------
-    >>> h = Hedge(3, eta=1.0, rng=0)
-    >>> h.update([1.0, 0.0, 0.0])
-    >>> h.probabilities().round(3).tolist()
-    [[0.576, 0.212, 0.212]]
-    >>> h.sample().shape
-    (1,)
-    >>> Hedge(3, eta=0.01, max_draws=100, delta=1e-6).privacy.epsilon < 2 * 0.01 * 100
-    True
-    """
-
-    def __init__(self, n: int, eta: float, *, copies: int = 1, max_draws: int | None = None,
-                 delta: float = 0.0, composition: str = "auto", backend: str | None = None,
-                 rng: RNGLike = None, budget: Any = None):
-        caller = "Hedge"
-        check_int(n, "n", low=1, caller=caller)
-        _check_eta(eta, caller)
-        check_int(copies, "copies", low=1, caller=caller)
-        if max_draws is not None:
-            check_int(max_draws, "max_draws", low=1, caller=caller,
-                      fix="Pass the number of data-dependent draws per copy of the run, or "
-                          "None for no privacy statement.")
-        check_delta(delta, caller=caller)
-        check_composition(composition, caller)
-        if backend not in _BACKENDS:
-            raise ValidationError(
-                f"The 'backend' parameter of {caller} must be one of {_BACKENDS}; got {backend!r}."
-            )
-        self.n = n
-        self.eta = eta
-        self.copies = copies
-        self.max_draws = max_draws
-        self.delta = delta
-        self.composition = composition
-        self.backend = backend
-        self.rng = rng
-        self.budget = budget
-        _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use
-
-    # -- privacy ------------------------------------------------------------------------------
-    def _privacy_plan(self) -> PrivacyPlan | None:
-        """``copies * max_draws`` exponential-mechanism draws; ``None`` without ``max_draws``."""
-        if self.max_draws is None:
-            return None
-
-        def build() -> PrivacyPlan:
-            e0 = hedge_draw_epsilon(self.eta, backend=self.backend)
-            count = int(self.copies) * int(self.max_draws)
-            event = PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw", count=count,
-                note=f"{int(self.copies)} copies x {int(self.max_draws)} data-dependent draws, "
-                     f"eta={float(self.eta):.6g}, score sensitivity 1")
-            dlt = float(self.delta)
-            if self.composition == "auto":
-                rule = best_composition(e0, count, dlt)[1]
-            else:
-                rule = self.composition
-            return run_plan("Hedge", [event], delta=dlt, composition=rule,
-                            neighbouring="gain streams differing in one round's gain vectors "
-                                         "(each clipped to [0, 1])",
-                            backend=self.backend, rng=self.rng)
-
-        return self._memo_plan(build)
-
-    def _has_played(self) -> bool:
-        return bool(getattr(self, "_draws", 0) or getattr(self, "_fed", False))
-
-    # -- state --------------------------------------------------------------------------------
-    def _reset(self) -> None:
-        from ..privacy.backends import resolve_backend
-
-        self._G = np.zeros((int(self.copies), int(self.n)))
-        self._gen = as_generator(self.rng)
-        self._backend = resolve_backend(self.backend, None if self.backend == "secure"
-                                        else self._gen)
-        self._draws = 0
-        self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
-        self._dependent = 0
-        self._allowance = self._run_allowance()
-
-    def _ensure_state(self) -> None:
-        if not hasattr(self, "_G"):
-            self._reset()
-
-    @property
-    def gains(self) -> np.ndarray:
-        """Cumulative (clipped) gains ``G``, shape ``(copies, n)`` (a copy; not private)."""
-        self._ensure_state()
-        return self._G.copy()
-
-    @property
-    def draws(self) -> int:
-        """Number of :meth:`sample` calls so far."""
-        self._ensure_state()
-        return self._draws
-
-    def log_probabilities(self) -> np.ndarray:
-        """Log of the current distributions, shape ``(copies, n)`` (non-private diagnostic)."""
-        self._ensure_state()
-        z = float(self.eta) * self._G
-        z -= z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-
-    def probabilities(self) -> np.ndarray:
-        """The current distributions :math:`x_t`, shape ``(copies, n)`` (non-private diagnostic)."""
-        return np.exp(self.log_probabilities())
-
-    # -- protocol -----------------------------------------------------------------------------
-    def sample(self) -> np.ndarray:
-        """One exponential-mechanism draw per copy; returns an int array of shape ``(copies,)``.
-
-        Raises
-        ------
-        StreamLengthError
-            With ``max_draws`` given, when the run's data-dependent draws are all made (nothing
-            is drawn).
-        """
-        self._ensure_state()
-        if self._fed and self._allowance is not None:
-            if self._dependent >= int(self.max_draws):  # type: ignore[arg-type]
-                raise StreamLengthError(
-                    f"Hedge was built for max_draws={self.max_draws} data-dependent draws per "
-                    "copy and has made them all; nothing was drawn. Build it with a larger "
-                    "max_draws, or reset() it (a new run)."
-                )
-            self._allowance.charge(PrivacyEvent.exponential(
-                hedge_draw_epsilon(self.eta, backend=self.backend), mechanism="hedge_draw",
-                count=int(self.copies)))
-            self._dependent += 1
-        self._draws += 1
-        eta = float(self.eta)
-        if self._backend.name == "numpy":
-            # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
-            # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
-            z = eta * (self._G - self._G.max(axis=1, keepdims=True))
-            return np.argmax(z + standard_gumbel(self._gen, z.shape), axis=1)
-        return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
-                         for row in self._G], dtype=np.int64)
-
-    def update(self, gains: object) -> None:
-        """Add one gain vector per copy (shape ``(copies, n)``, or ``(n,)`` when ``copies == 1``);
-        entries are clipped to ``[0, 1]``.
-
-        Raises
-        ------
-        ValidationError
-            On non-finite gains or a wrong shape.
-        """
-        self._ensure_state()
-        g = check_finite(gains, "gains", caller="Hedge.update").astype(np.float64)
-        if g.ndim == 1 and self._G.shape[0] == 1:
-            g = g[None, :]
-        if g.shape != self._G.shape:
-            raise GroundSetMismatchError(
-                f"The 'gains' of Hedge.update must have shape {self._G.shape}; got {g.shape}."
-            )
-        self._G += np.clip(g, 0.0, 1.0)
-        self._fed = True
-
-    def update_one(self, copy: int, action: int, gain: float) -> None:
-        """Add ``gain`` (clipped to ``[0, 1]``) to one action of one copy: the sparse update of
-        the bandit algorithms (every other entry of the gain vectors is 0)."""
-        self._ensure_state()
-        c = check_int(copy, "copy", low=0, high=self._G.shape[0] - 1, caller="Hedge.update_one")
-        a = check_int(action, "action", low=0, high=self._G.shape[1] - 1,
-                      caller="Hedge.update_one")
-        v = check_real(gain, "gain", caller="Hedge.update_one")
-        self._G[c, a] += min(max(v, 0.0), 1.0)
-        self._fed = True
-
-    def _trusted_update(self, gains: np.ndarray) -> None:
-        """Add already-validated gains (the learners clip before calling)."""
-        self._G += gains
-        self._fed = True
-
-
-def _check_backend_param(backend: object, caller: str) -> None:
-    if backend not in _BACKENDS:
+def check_backend_param(backend: object, caller: str) -> None:
+    if backend not in BACKENDS:
         if not isinstance(backend, str) and backend is not None:
             raise ParameterTypeError(
                 f"The 'backend' parameter of {caller} must be None, 'numpy' or 'secure'; got "
                 f"{type(backend).__name__}."
             )
         raise ValidationError(
-            f"The 'backend' parameter of {caller} must be one of {_BACKENDS}; got {backend!r}."
+            f"The 'backend' parameter of {caller} must be one of {BACKENDS}; got {backend!r}."
         )

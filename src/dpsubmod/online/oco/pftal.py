@@ -45,25 +45,17 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, check_real, is_noise_off
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
-from ..privacy.continual import TreeAggregator
-from ..privacy.plan import PrivacyPlan
-from ._plans import run_plan, tree_event
-from .protocol import OnlineBase
+from ..._rng import RNGLike, as_generator
+from ..._validation import check_finite, check_int, check_real, is_noise_off
+from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ...polytopes.projections import project_box
+from ...privacy.continual import TreeAggregator
+from ...privacy.plan import PrivacyPlan
+from .._checks import NOISES, check_privacy_args, clip_norm
+from .._plans import run_plan, tree_event
+from ..protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
-
-#: Noise distributions the tree-aggregation counter accepts (``"l2laplace"`` is the paper's
-#: high-dimensional Laplace: uniform direction, Gamma(d, b) radius; pure epsilon-DP for an l2
-#: sensitivity).
-NOISES = ("l2laplace", "laplace", "gaussian")
-
-
-def project_box(x: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the cube :math:`[0, 1]^d` (a coordinate-wise clip)."""
-    return np.clip(x, 0.0, 1.0)
 
 
 #: The neighbouring relation of a PFTAL run.
@@ -149,7 +141,7 @@ class PFTAL(OnlineBase):
         check_int(dim, "dim", low=1, caller=caller)
         check_int(T, "T", low=1, caller=caller)
         check_real(H, "H", low=0.0, low_open=True, caller=caller)
-        _check_privacy_args(epsilon, sensitivity, lipschitz, noise, delta, caller)
+        check_privacy_args(epsilon, sensitivity, lipschitz, noise, delta, caller)
         if project is not None and not callable(project):
             raise ParameterTypeError(
                 f"The 'project' parameter of {caller} must be a callable (a Euclidean projection "
@@ -260,7 +252,7 @@ class PFTAL(OnlineBase):
                 "with a larger T."
             )
         if self.lipschitz is not None:
-            z = _clip_norm(z, float(self.lipschitz), 1 if self.noise == "laplace" else 2)
+            z = clip_norm(z, float(self.lipschitz), 1 if self.noise == "laplace" else 2)
         return self._step(z)
 
     def _step(self, z: np.ndarray) -> np.ndarray:
@@ -287,39 +279,3 @@ class PFTAL(OnlineBase):
                                  sensitivity=self.calibrated_sensitivity,
                                  epsilon=float(self.epsilon), delta=float(self.delta))],
             neighbouring=NEIGHBOURING, rng=self.rng))
-
-
-def _clip_norm(z: np.ndarray, bound: float, ord: int = 2) -> np.ndarray:
-    """``z`` rescaled to norm at most ``bound`` (l2, or l1 with ``ord=1``)."""
-    norm = float(np.abs(z).sum()) if ord == 1 else float(np.linalg.norm(z))
-    if norm > bound:
-        return z * (bound / norm)
-    return z
-
-
-def _check_privacy_args(epsilon: object, sensitivity: object, lipschitz: object, noise: object,
-                        delta: object, caller: str) -> None:
-    if not is_noise_off(epsilon):
-        check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
-                   fix="Pass a positive privacy budget such as epsilon=1.0, or epsilon=math.inf "
-                       "to switch the noise off (not private).")
-    if sensitivity is not None:
-        check_real(sensitivity, "sensitivity", low=0.0, low_open=True, caller=caller)
-    if lipschitz is not None:
-        check_real(lipschitz, "lipschitz", low=0.0, low_open=True, caller=caller)
-    if not is_noise_off(epsilon) and sensitivity is None and lipschitz is None:
-        raise ValidationError(
-            f"{caller} needs 'sensitivity' (the l2 sensitivity of one round's gradient) or "
-            "'lipschitz' (a gradient-norm bound G, giving sensitivity 2G) to calibrate its noise; "
-            "pass one, or epsilon=math.inf for the non-private algorithm."
-        )
-    if not isinstance(noise, str) or noise not in NOISES:
-        raise ValidationError(
-            f"The 'noise' parameter of {caller} must be one of {NOISES}; got {noise!r}."
-        )
-    check_real(delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
-    if noise == "gaussian" and not is_noise_off(epsilon) and float(delta) == 0.0:  # type: ignore[arg-type]
-        raise ValidationError(
-            f"noise='gaussian' in {caller} gives (epsilon, delta)-DP and needs delta > 0; pass "
-            "delta (e.g. 1e-6) or use noise='l2laplace' for pure DP."
-        )

@@ -2,7 +2,8 @@ r"""The online greedy of Streeter and Golovin (2008): non-private online submodu
 with ``k`` ordered experts, with full information or bandit feedback. **Not private.**
 
 These are the baselines of the private experts algorithms of Perez-Salazar and Cummings
-(:mod:`dpsubmod.online.experts`), which privatise them by shrinking the Hedge learning rate:
+(:mod:`dpsubmod.online.maximization.experts`), which privatise them by shrinking the Hedge
+learning rate:
 
 * :class:`OnlineGreedy` (full information): expert ``i`` is Hedge over the ground set, fed the
   marginal gains :math:`f_t(S_t^{i-1} + a) - f_t(S_t^{i-1})`; with
@@ -27,8 +28,9 @@ from __future__ import annotations
 
 import math
 
-from .._rng import RNGLike
-from .experts import FIDP, NaiveBanditDP
+from ..._rng import RNGLike
+from .bandit_experts import NaiveBanditDP
+from .fidp import FIDP
 
 __all__ = ["OnlineGreedy", "BanditOnlineGreedy"]
 

@@ -33,20 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike
-from .._validation import check_finite, check_int, check_real
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
-from ..polytopes.oracles import Polytope
-from .bandit_convex import BanditConvexLearner
-from .convex_losses import (
-    ConvexLoss,
-    ConvexLossStream,
-    LinearLoss,
-    QuadraticLoss,
-    as_loss_stream,
-    sum_losses,
-)
-from .harness import _player, _TraceSummary
+from ..._rng import RNGLike
+from ..._validation import check_finite, check_int, check_real
+from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ...polytopes.oracles import Polytope
+from .._trace import Columns, TraceSummary, prepare_player
+from .learner import BanditConvexLearner
+from .loss_streams import ConvexLossStream, as_loss_stream
+from .losses import ConvexLoss, LinearLoss, QuadraticLoss, sum_losses
 
 __all__ = ["ConvexHindsight", "best_fixed_point", "ConvexTrace", "run_convex",
            "COMPARATOR_METHODS"]
@@ -101,11 +95,11 @@ def _fw_total(total: ConvexLoss, polytope: Polytope, max_iter: int, tol: float
     gap = math.inf
     k = 0
     for k in range(1, max_iter + 1):  # noqa: B007 - k is the iteration count returned
-        g = total._gradient(x)
+        g = total.gradient(x)
         s = polytope.linear_min(g)
         d = s - x
         gap = max(float(-(g @ d)), 0.0)
-        fx = float(total._values(x[None, :])[0])
+        fx = float(total(x))
         if gap <= tol * max(1.0, abs(fx)):
             break
         if not quad:
@@ -186,16 +180,16 @@ def best_fixed_point(losses: Iterable[ConvexLoss] | ConvexLossStream, polytope: 
         )
     if isinstance(total, LinearLoss) and method != "frank-wolfe":
         x = polytope.linear_min(total.theta)
-        return ConvexHindsight(x, float(total._values(x[None, :])[0]), "linear-oracle", True,
+        return ConvexHindsight(x, float(total(x)), "linear-oracle", True,
                                0.0, 1)
     x, gap, it = _fw_total(total, polytope, max_iter, tol)
-    value = float(total._values(x[None, :])[0])
+    value = float(total(x))
     return ConvexHindsight(x, value, "frank-wolfe", bool(gap <= tol * max(1.0, abs(value))),
                            float(gap), it)
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class ConvexTrace(_TraceSummary):
+class ConvexTrace(TraceSummary):
     """The record of one bandit convex run (non-private except ``points`` and ``privacy``).
 
     The fields mirror :class:`dpsubmod.online.Trace`, with points in place of sets.
@@ -248,16 +242,19 @@ class ConvexTrace(_TraceSummary):
         return "point", [tuple(p.tolist()) for p in self.points]
 
 
-def _resolve_comparator(comparator: object, fs: list[ConvexLoss], polytope: Polytope
+def _resolve_comparator(comparator: object, total: ConvexLoss | None,
+                        losses: Callable[[], list[ConvexLoss]], polytope: Polytope
                         ) -> ConvexHindsight | None:
-    if comparator is None:
+    """The comparator from the summed loss (a method name, a given point) or, for a callable,
+    from the list of losses (``losses()`` reads them again)."""
+    if comparator is None or total is None:
         return None
     if isinstance(comparator, ConvexHindsight):
         return comparator
     if isinstance(comparator, str):
-        return best_fixed_point(fs, polytope, method=comparator)
+        return best_fixed_point([total], polytope, method=comparator)
     if callable(comparator):
-        out = comparator(fs)
+        out = comparator(losses())
         if isinstance(out, ConvexHindsight):
             return out
         comparator = out
@@ -273,8 +270,7 @@ def _resolve_comparator(comparator: object, fs: list[ConvexLoss], polytope: Poly
         raise GroundSetMismatchError(
             f"The comparator point must have shape ({polytope.dim},); got {x.shape}."
         )
-    value = float(sum(float(f._values(x[None, :])[0]) for f in fs))
-    return ConvexHindsight(x, value, "given", False, math.nan, 0)
+    return ConvexHindsight(x, float(total(x)), "given", False, math.nan, 0)
 
 
 def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable[ConvexLoss], *,
@@ -323,8 +319,7 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     --------
     >>> import math
     >>> from dpsubmod.polytopes import Simplex
-    >>> from dpsubmod.online.bandit_convex import PrivateBandit
-    >>> from dpsubmod.online.convex_losses import linear_losses
+    >>> from dpsubmod.online import PrivateBandit, linear_losses
     >>> tr = run_convex(PrivateBandit(Simplex(3), 100, epsilon=math.inf, mode="extend"),
     ...                 linear_losses(3, 100, rng=0), rng=0)
     >>> tr.T, tr.comparator.method, tr.points.shape
@@ -350,47 +345,61 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     with warnings.catch_warnings():
         # the learner's constructor already issued its parameter warnings to the caller
         warnings.simplefilter("ignore", UserWarning)
-        player, it = _player(learner, stream, rng, "run_convex")
+        player, it, replay = prepare_player(learner, stream, rng, "run_convex")
 
     T, n = stream.T, stream.dim
-    fs: list[ConvexLoss] = []
-    points = np.empty((T, n))
-    values = np.empty(T)
-    expv = np.empty(T) if expected else None
-    eps = np.empty(T)
-    elapsed = np.empty(T)
+    cols = Columns(T, {"points": ((n,), np.float64), "values": ((), np.float64),
+                       "expected": ((), np.float64), "epsilon": ((), np.float64),
+                       "elapsed": ((), np.float64)})
+    has_expected = bool(expected)
+    # The comparator needs the sum of the losses only: folded a batch at a time (a linear or
+    # quadratic sum stays one loss whatever T).
+    total: ConvexLoss | None = None
+    pending: list[ConvexLoss] = []
     learner_time = 0.0
     evaluations = 0
-    for t, f in enumerate(it):
+    for f in it:
         t0 = time.perf_counter()
         x = player.select()
         t1 = time.perf_counter()
         ev0 = f.evaluations
         y = f.value(x)
-        if expv is not None:
+        i = cols.row()
+        if has_expected:
             law = player.exploration()
-            e = None if law is None else f._sphere_mean(law.center, law.radius, law.basis)
+            e = None if law is None else f.sphere_mean(law.center, law.radius, law.basis)
             if e is None:
-                expv = None
+                has_expected = False
             else:
-                expv[t] = e
+                cols["expected"][i] = e
         t2 = time.perf_counter()
         player.update(y)
         t3 = time.perf_counter()
         evaluations += f.evaluations - ev0
         learner_time += (t1 - t0) + (t3 - t2)
-        elapsed[t] = learner_time
-        points[t] = x
-        values[t] = y
-        fs.append(f)
-        eps[t] = player.epsilon_spent
+        cols["elapsed"][i] = learner_time
+        cols["points"][i] = x
+        cols["values"][i] = y
+        cols["epsilon"][i] = player.epsilon_spent
+        if comparator is not None:
+            pending.append(f)
+            if len(pending) >= 1024:
+                total = sum_losses(pending if total is None else [total, *pending])
+                pending = []
+    if pending:
+        total = sum_losses(pending if total is None else [total, *pending])
 
     c0 = time.perf_counter()
-    hind = _resolve_comparator(comparator, fs, polytope)
+    hind = _resolve_comparator(comparator, total,
+                               lambda: list(replay() if replay is not None else stream.iterate()),
+                               polytope)
+    values = cols.final("values")
+    expv = cols.final("expected") if has_expected else None
     regret = exp_regret = comp_vals = None
     if hind is not None:
-        xs = hind.point[None, :]
-        comp_vals = np.fromiter((f._values(xs)[0] for f in fs), dtype=np.float64, count=T)
+        xs = hind.point
+        again = replay() if replay is not None else stream.iterate()
+        comp_vals = np.fromiter((float(g(xs)) for g in again), dtype=np.float64, count=T)
         base = np.cumsum(comp_vals)
         regret = np.cumsum(values) - base
         if expv is not None:
@@ -398,9 +407,9 @@ def run_convex(learner: BanditConvexLearner, losses: ConvexLossStream | Iterable
     c1 = time.perf_counter()
     return ConvexTrace(
         learner=repr(player), name=type(player).__name__, feedback="bandit", sense="min", n=n,
-        T=T, points=points, values=values, expected_values=expv, comparator=hind,
+        T=T, points=cols.final("points"), values=values, expected_values=expv, comparator=hind,
         comparator_values=comp_vals, alpha=1.0, regret=regret, expected_regret=exp_regret,
-        epsilon=eps, privacy=player.privacy, evaluations=int(evaluations), elapsed=elapsed,
-        wall_time=time.perf_counter() - t_start, comparator_time=c1 - c0,
-        params=player.resolved_params,
+        epsilon=cols.final("epsilon"), privacy=player.privacy, evaluations=int(evaluations),
+        elapsed=cols.final("elapsed"), wall_time=time.perf_counter() - t_start,
+        comparator_time=c1 - c0, params=player.resolved_params,
     )

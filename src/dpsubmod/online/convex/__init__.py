@@ -1,0 +1,57 @@
+"""Projection-free bandit convex optimization over polytopes, private and not.
+
+* :mod:`~dpsubmod.online.convex.learner`: the protocol, :class:`BanditConvexLearner`, and the
+  shared geometry in :mod:`~dpsubmod.online.convex.geometry`;
+* :mod:`~dpsubmod.online.convex.private_bandit`: :class:`PrivateBandit` (Ene, Nguyen and Vladu
+  2021, Algorithm 1);
+* :mod:`~dpsubmod.online.convex.baselines`: :class:`GarberKretzu` and
+  :class:`FlaxmanKalaiMcMahan` (not private);
+* :mod:`~dpsubmod.online.convex.losses` and :mod:`~dpsubmod.online.convex.loss_streams`: convex
+  losses and their streams;
+* :mod:`~dpsubmod.online.convex.harness`: :func:`run_convex`, :func:`best_fixed_point` and
+  :class:`ConvexTrace`.
+"""
+
+from .baselines import FlaxmanKalaiMcMahan, GarberKretzu
+from .geometry import (
+    Exploration,
+    one_point_estimates,
+    paper_noise_scale,
+    regularized_response,
+)
+from .harness import ConvexHindsight, ConvexTrace, best_fixed_point, run_convex
+from .learner import BanditConvexLearner
+from .loss_streams import (
+    ConvexLossStream,
+    LossSequence,
+    as_loss_stream,
+    linear_losses,
+    quadratic_losses,
+)
+from .losses import CallableLoss, ConvexLoss, LinearLoss, QuadraticLoss, sum_losses
+from .private_bandit import PrivateBandit
+
+__all__ = [
+    "BanditConvexLearner",
+    "PrivateBandit",
+    "GarberKretzu",
+    "FlaxmanKalaiMcMahan",
+    "Exploration",
+    "one_point_estimates",
+    "regularized_response",
+    "paper_noise_scale",
+    "ConvexLoss",
+    "LinearLoss",
+    "QuadraticLoss",
+    "CallableLoss",
+    "sum_losses",
+    "ConvexLossStream",
+    "LossSequence",
+    "as_loss_stream",
+    "linear_losses",
+    "quadratic_losses",
+    "run_convex",
+    "best_fixed_point",
+    "ConvexHindsight",
+    "ConvexTrace",
+]

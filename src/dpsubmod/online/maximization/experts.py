@@ -1,0 +1,374 @@
+r"""Differentially private online submodular maximization with ``k`` ordered Hedge experts
+(Perez-Salazar and Cummings 2021).
+
+Each round ``t`` the learner plays a set :math:`S_t`, :math:`|S_t| \le k`, against a monotone
+submodular :math:`f_t : 2^{[n]} \to [0, 1]` with :math:`f_t(\emptyset) = 0`, and is measured by
+the :math:`(1 - 1/e)`-regret :math:`(1 - 1/e)\max_{|S| \le k}\sum_t f_t(S) - \sum_t f_t(S_t)`.
+Following Streeter and Golovin's online greedy, expert ``i`` (a :class:`~dpsubmod.online.Hedge`
+copy over the ground set) learns the best element to add to the choices of experts
+``1..i-1``. Privacy comes only from a small Hedge learning rate: every Hedge draw is an
+exponential-mechanism draw (see :mod:`dpsubmod.online.hedge`); no noise is added.
+
+Learners (all follow the online protocol of :mod:`dpsubmod.online.protocol` and run under
+:func:`~dpsubmod.online.run`; :class:`FIDP` in :mod:`~dpsubmod.online.maximization.fidp`, the
+bandit learners in :mod:`~dpsubmod.online.maximization.bandit_experts`, their shared base
+:class:`HedgeExperts` here):
+
+* :class:`FIDP` (full information, Algorithm 2): every round each expert draws, the set of the
+  ``k`` draws is played, and expert ``i`` receives the marginal gains
+  :math:`g_t^i(a) = f_t(S_t^{i-1} + a) - f_t(S_t^{i-1})`.
+  :math:`\eta = \varepsilon / (k\sqrt{32 T\ln(k/\delta)})`; :math:`(\varepsilon, \delta)`-DP;
+  :math:`E[R_T] = O(k^2 \ln n \sqrt{T \ln(k/\delta)}/\varepsilon)` (Theorem 6).
+* :class:`BanditDP` (bandit feedback, Algorithm 3): explore with probability :math:`\gamma`
+  (play :math:`S_t^{i-1} + a` for uniform ``i`` and ``a`` and feed the observed value to expert
+  ``i`` at ``a``), and **resample the experts only right after an exploration**; the set in force
+  is replayed in between, so only the :math:`M \sim \mathrm{Bin}(T, \gamma)` post-exploration
+  draws touch the data. :math:`\gamma = k((16 n\ln n)^2/T)^{1/3}`,
+  :math:`\eta = \varepsilon/(k\sqrt{32\cdot 2\gamma T\ln(k/\delta)})`;
+  :math:`(\varepsilon, \delta + \Pr[M > \lfloor 2\gamma T\rfloor])`-DP (Theorem 7 with the exact
+  binomial tail); :math:`O(T^{2/3})` regret (Theorem 8). ``cap=True`` stops exploring after
+  :math:`\lfloor 2\gamma T\rfloor` explorations, which makes it exactly
+  :math:`(\varepsilon, \delta)`-DP.
+* :class:`NaiveBanditDP` (Appendix B.1): resample every round, so :math:`\eta` must cover ``T``
+  draws; :math:`O(T^{3/4})` regret.
+* :class:`PresampledBanditDP` (Appendix B.2): the exploration rounds are fixed in advance
+  (data-independently), :math:`\eta = \varepsilon/(k\sqrt{32(M+1)\ln(k/\delta)})`; exactly
+  :math:`(\varepsilon, \delta)`-DP, :math:`O(T^{2/3})` regret.
+
+Neighbouring relation: two streams of functions are neighbours when they differ in one round's
+function (replaced by any other function). Output: the whole sequence of played sets (in the
+bandit algorithms including the exploration sets). Weights, probabilities, observed values and
+regrets are not protected outputs: every accessor that returns them says "non-private".
+
+Every feedback value is clipped to ``[0, 1]`` before it reaches a Hedge copy (marginal gains in
+full information, observed values in bandit), so the sensitivity-1 assumption and the privacy
+guarantee hold even for a function that breaks monotonicity or leaves ``[0, 1]``; the regret
+bounds still need the assumptions. In the bandit learners the value observed in an exploitation
+round never reaches the learner's state.
+
+``epsilon=math.inf`` switches privacy off: the learning rate (and default exploration rate) become
+the non-private tuning of Streeter and Golovin (:math:`\eta = \sqrt{\ln n / T}` in full
+information; :math:`\eta = \sqrt{k n\ln n/(\gamma T)}`, :math:`\gamma = k(n\ln n)^{1/3}T^{-1/3}`
+with bandit feedback). Such runs are **not private** (``privacy`` is ``None``); see also
+:mod:`dpsubmod.online.maximization.streeter_golovin`.
+
+Departures from the paper (see ``docs/errata.md``): the bandit failure probability is the exact
+binomial tail (the paper's :math:`e^{-8\gamma^2 T}` is not a valid bound, though its final
+:math:`e^{-8T^{1/3}}` is); exploration rates above 1 are clipped with a warning (the theoretical
+:math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy statement composes
+all draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
+argument); a calibration (the paper's rate, or a given ``eta``) whose draws compose to more than
+``epsilon`` is refused at construction; Appendix B.2 is implemented with :math:`O(1)` memory (draw
+:math:`M \sim \mathrm{Bin}(T, \gamma)`, then choose the exploration rounds by selection sampling,
+which gives the same joint law as ``T`` independent coins); the default exploration rates of
+B.1 and B.2, whose constants the paper does not give, are derived in the class docstrings.
+
+Privacy of a whole run is known from the public parameters before round 1: :attr:`privacy` states
+it from construction on, and a learner built with ``budget=`` is charged that run at
+construction, before anything is released (again by ``reset()`` after play, and by each clone).
+Every data-dependent Hedge draw is then made through the run's allowance, so a draw beyond the
+plan fails before anything is drawn.
+
+References
+----------
+O. Perez-Salazar and R. Cummings, "Differentially private online submodular maximization",
+AISTATS 2021 (arXiv:2010.12816), Algorithms 2 and 3, Appendix B, Theorems 5-8, Proposition 3.
+M. Streeter and D. Golovin, "An online algorithm for maximizing submodular functions", NIPS 2008.
+"""
+
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom
+
+from ..._rng import as_generator
+from ..._validation import check_int, check_real, is_noise_off
+from ...errors import ValidationError
+from ...functions.base import SetFunction
+from ...privacy.composition import compose
+from ...privacy.events import PrivacyEvent
+from ...privacy.plan import PrivacyPlan
+from .._plans import check_spend, run_plan
+from ..oco.hedge import Hedge
+from ..oco.hedge_privacy import (
+    HEDGE_COMPOSITIONS,
+    PAPER_RULE,
+    best_composition,
+    check_backend_param,
+    hedge_draw_epsilon,
+    hedge_eta,
+    paper_epsilon,
+    tight_hedge_eta,
+)
+from ..protocol import Learner
+
+__all__ = [
+    "HedgeExperts",
+    "CALIBRATIONS",
+    "EXPECTED_VALUE_MAX_TUPLES",
+    "bandit_failure_probability",
+    "expert_regrets",
+    "clip01",
+    "tuples_of",
+    "masks_of",
+    "weighted_values",
+]
+
+#: Learning-rate calibrations: ``"paper"`` (the paper's formulas) or ``"tight"`` (the largest
+#: rate whose composed guarantee, under the learner's ``composition``, meets the budget).
+CALIBRATIONS = ("paper", "tight")
+
+#: Largest number of ``k``-tuples :meth:`expected_value` enumerates (``n**k``).
+EXPECTED_VALUE_MAX_TUPLES = 1024
+
+_NEIGHBOURING = ("function streams differing in one round's function (replaced by any other "
+                 "function; feedback clipped to [0, 1])")
+
+
+def clip01(values: np.ndarray) -> np.ndarray:
+    """Feedback enters the experts only through this clip (sensitivity 1 for any input)."""
+    return np.clip(values, 0.0, 1.0)
+
+
+def bandit_failure_probability(T: int, gamma: float) -> float:
+    r"""Exact probability that Algorithm 3 explores more than its budget:
+    :math:`\Pr[\mathrm{Bin}(T, \gamma) > \lfloor 2\gamma T \rfloor]` (0 when
+    :math:`2\gamma T \ge T`).
+
+    This replaces the paper's :math:`e^{-8\gamma^2 T}`, which is not a valid bound (Hoeffding
+    gives :math:`e^{-2\gamma^2 T}`); computed with ``scipy.stats.binom.sf``.
+
+    >>> bandit_failure_probability(100, 0.5)
+    0.0
+    >>> round(bandit_failure_probability(1000, 0.1), 12) < 1e-12
+    True
+    """
+    T = check_int(T, "T", low=1, caller="bandit_failure_probability")
+    g = check_real(gamma, "gamma", low=0.0, high=1.0, caller="bandit_failure_probability")
+    if 2.0 * g * T >= T:
+        return 0.0
+    return float(binom.sf(math.floor(2.0 * g * T), T, g))
+
+
+def expert_regrets(cumulative_gains: np.ndarray, realized: np.ndarray) -> np.ndarray:
+    r"""Realised regrets :math:`r_i = \max_a \sum_t g_t^i(a) - \sum_t g_t^i(a_t^i)` of the experts
+    from their cumulative gain matrix (``k x n``) and realised gains (``k``). Non-private.
+
+    Proposition 3 (corrected): :math:`(1 - 1/e)\,\mathrm{OPT} - \sum_t f_t(S_t) \le
+    \sum_i \max(r_i, 0)` on every realised run.
+    """
+    G = np.asarray(cumulative_gains, dtype=float)
+    return G.max(axis=1) - np.asarray(realized, dtype=float)
+
+
+def tuples_of(n: int, k: int) -> np.ndarray:
+    """All ``n**k`` tuples of ``range(n)``, shape ``(n**k, k)`` (first coordinate slowest)."""
+    return np.indices((n,) * k).reshape(k, -1).T
+
+
+def masks_of(tuples: np.ndarray, n: int) -> np.ndarray:
+    m = np.zeros((tuples.shape[0], n), dtype=bool)
+    if tuples.size:
+        m[np.arange(tuples.shape[0])[:, None], tuples] = True
+    return m
+
+
+def weighted_values(f: SetFunction, masks: np.ndarray, weights: np.ndarray) -> float:
+    """``sum_j weights_j f(masks_j)``, each distinct set evaluated once (uncounted)."""
+    if masks.shape[0] == 0:
+        return 0.0
+    n = masks.shape[1]
+    if n <= 62:
+        codes = masks @ (np.int64(1) << np.arange(n, dtype=np.int64))
+    else:
+        packed = np.ascontiguousarray(np.packbits(masks, axis=1))
+        codes = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    w = np.bincount(inverse.ravel(), weights=weights, minlength=first.size)
+    return float(w @ f.values(masks[first]))
+
+
+class HedgeExperts(Learner):
+    """Shared machinery: calibration, the Hedge bank, the privacy plan, diagnostics."""
+
+    sense = "max"
+    _draws_label = "T - 1"
+
+    # -- parameters ---------------------------------------------------------------------------
+    def _check_common_params(self, caller: str) -> None:
+        self._check_common(self.n, self.T, caller)
+        check_int(self.k, "k", low=1, high=int(self.n), caller=caller,
+                  fix="k is the cardinality budget: 1 <= k <= n.")
+        if not is_noise_off(self.epsilon):
+            check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+                       fix="Pass a positive privacy budget such as epsilon=1.0, or "
+                           "epsilon=math.inf for the non-private algorithm.")
+            if self.delta is None:
+                raise ValidationError(
+                    f"{caller} is (epsilon, delta)-DP by advanced composition over its Hedge "
+                    "draws and needs 'delta' in (0, 1); pass e.g. delta=1e-6."
+                )
+            check_real(self.delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
+                       caller=caller, fix="Advanced composition needs delta > 0 (e.g. 1e-6).")
+        elif self.delta is not None:
+            check_real(self.delta, "delta", low=0.0, high=1.0, high_open=True, caller=caller)
+        if self.eta is not None:
+            check_real(self.eta, "eta", low=0.0, low_open=True, caller=caller)
+        if self.calibration not in CALIBRATIONS:
+            raise ValidationError(
+                f"The 'calibration' parameter of {caller} must be one of {CALIBRATIONS}; got "
+                f"{self.calibration!r}."
+            )
+        if self.composition not in HEDGE_COMPOSITIONS:
+            raise ValidationError(
+                f"The 'composition' parameter of {caller} must be one of {HEDGE_COMPOSITIONS}; "
+                f"got {self.composition!r}."
+            )
+        check_backend_param(self.backend, caller)
+
+    def _check_spend(self) -> None:
+        """Refuse, at construction, a rate whose whole run spends more than ``epsilon``."""
+        plan = self._privacy_plan()
+        if plan is None:
+            return
+        spent, requested = plan.report().epsilon, float(self.epsilon)
+        if spent <= requested * (1.0 + 1e-9):
+            return
+        name = type(self).__name__
+        if self.eta is not None:
+            best = tight_hedge_eta(requested, float(self.delta), max(1, self._planned_draws()),
+                                   experts=int(self.k), composition=self.composition,
+                                   backend=self.backend)
+            check_spend(name, spent, requested, parameter="eta",
+                        fix=f"eta={float(self.eta):.6g} makes each Hedge draw "
+                            f"{hedge_draw_epsilon(self.eta, backend=self.backend):.6g}-DP; pass "
+                            f"eta <= {best:.6g} (the largest rate within epsilon under "
+                            f"composition={self.composition!r}), or omit eta.")
+        check_spend(name, spent, requested, parameter="calibration",
+                    fix="the paper's rate (Proposition 2) stays within epsilon only when "
+                        "epsilon e^(2 eta) <= 4 ln(k / delta); use calibration='tight', which "
+                        "solves for the largest rate within epsilon.")
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
+        return is_noise_off(self.epsilon)
+
+    def _private_eta(self, draws_real: float, draws_int: int) -> float:
+        eps, dlt, k = float(self.epsilon), float(self.delta), int(self.k)
+        if self.calibration == "paper":
+            return hedge_eta(eps, dlt, draws_real, experts=k)
+        return tight_hedge_eta(eps, dlt, max(1, draws_int), experts=k,
+                               composition=self.composition, backend=self.backend)
+
+    def _statement(self, e0: float, draws: int) -> tuple[float, float, str, bool]:
+        """``(epsilon, delta, rule, composed)`` of ``k * draws`` draws of ``e0`` each at the
+        learner's ``delta``: ``composed`` when composing the draws' events by ``rule`` gives the
+        statement (else it comes from the paper's own argument)."""
+        if draws <= 0:
+            return 0.0, 0.0, "basic", True
+        k, dlt = int(self.k), float(self.delta)
+        if self.composition == "paper":
+            return paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
+        if self.composition == "auto":
+            eps, rule = best_composition(e0, k * draws, dlt)
+        else:
+            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=k * draws)], dlt,
+                                   self.composition, caller=type(self).__name__)
+        return eps, 0.0 if rule == "basic" else dlt, rule, True
+
+    # -- calibration: public parameters only --------------------------------------------------
+    @abstractmethod
+    def _calibrate(self, *, warn: bool) -> dict[str, Any]:
+        """``gamma``, ``eta`` and the planned data-dependent ``draws`` per expert, from the
+        public parameters (warnings about clipped defaults only with ``warn``)."""
+
+    def _planned_draws(self) -> int:
+        return int(self._calibrate(warn=False)["draws"])
+
+    def _overrun(self, c: dict[str, Any]) -> tuple[int, float]:
+        """Draws per expert the run may make beyond the plan, and the probability it does."""
+        return 0, 0.0
+
+    def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
+        """``(epsilon, delta, rule, composed, e0, draws, overrun)`` of the whole run."""
+        c = self._calibrate(warn=False)
+        e0 = hedge_draw_epsilon(c["eta"], backend=self.backend)
+        overrun, p_fail = self._overrun(c)
+        eps, dlt, rule, composed = self._statement(e0, int(c["draws"]))
+        if overrun:
+            composed = False
+        return eps, dlt + p_fail, rule, composed, e0, int(c["draws"]), overrun
+
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """Every data-dependent Hedge draw of a whole run; ``None`` when privacy is off."""
+        if self.noise_off:
+            return None
+        return self._memo_plan(self._build_plan)
+
+    def _build_plan(self) -> PrivacyPlan:
+        eps, dlt, rule, composed, e0, draws, overrun = self._plan_statement()
+        k = int(self.k)
+        events = []
+        if draws > 0:
+            events.append(PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw", count=k * draws,
+                note=f"{k} Hedge experts x {draws} data-dependent draws ({self._draws_label}), "
+                     f"score sensitivity 1"))
+        if overrun > 0:
+            events.append(PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw_beyond_budget", count=k * overrun,
+                note=f"{k} Hedge experts x up to {overrun} draws beyond the exploration budget, "
+                     "made only with the failure probability counted in delta"))
+        name = type(self).__name__
+        if composed:
+            return run_plan(name, events, delta=float(self.delta), composition=rule,
+                            neighbouring=_NEIGHBOURING, backend=self.backend, rng=self.rng)
+        return run_plan(name, events, composition=rule, guarantee=(eps, dlt),
+                        neighbouring=_NEIGHBOURING, backend=self.backend, rng=self.rng)
+
+    # -- state --------------------------------------------------------------------------------
+    def _resolve(self) -> dict[str, Any]:
+        """Every parameter after defaults were resolved, with the run's guarantee."""
+        p = dict(self._calibrate(warn=True))
+        p["calibration"] = self.calibration if self.eta is None else "user"
+        return self._with_guarantee(p)
+
+    def _with_guarantee(self, p: dict[str, Any]) -> dict[str, Any]:
+        rep = self.privacy
+        p["e0"] = hedge_draw_epsilon(p["eta"], backend=self.backend)
+        p["epsilon_guarantee"] = math.inf if rep is None else float(rep.epsilon)
+        p["delta_guarantee"] = 1.0 if rep is None else float(rep.delta)
+        return p
+
+    def _reset(self) -> None:
+        super()._reset()
+        gen = as_generator(self.rng)
+        hedge_rng, play_rng, setup_rng = gen.spawn(3)
+        self._setup_rng = setup_rng
+        self._params = self._resolve()
+        self._allowance = self._run_allowance()
+        self._fed = False  # no feedback has reached the experts: their draws are uniform
+        self._hedge = Hedge(int(self.n), self._params["eta"], copies=int(self.k),
+                            backend=self.backend, rng=hedge_rng)
+        self._hedge.reset()
+        self._play = play_rng
+        self._realized = np.zeros(int(self.k))
+
+    def _draw(self) -> np.ndarray:
+        """One draw of every expert, through the run's allowance once it depends on data."""
+        if self._allowance is not None and self._fed:
+            self._allowance.charge(PrivacyEvent.exponential(
+                self._params["e0"], mechanism="hedge_draw", count=int(self.k)))
+        return self._hedge.sample()
+
+    # -- diagnostics (non-private) ------------------------------------------------------------
+    def expert_probabilities(self) -> np.ndarray:
+        """The experts' current distributions, shape ``(k, n)`` (non-private diagnostic)."""
+        self._ensure_state()
+        return self._hedge.probabilities()

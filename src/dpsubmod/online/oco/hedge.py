@@ -1,0 +1,263 @@
+r"""Hedge (exponential weights) with log-space weights (Freund and Schapire 1997; Algorithm 1 of
+Perez-Salazar and Cummings 2021).
+
+:class:`Hedge` keeps, for each action ``a`` of a finite set ``[N]``, the cumulative gain
+:math:`G_t(a) = \sum_{\tau < t} g_\tau(a)` of gain vectors :math:`g_\tau \in [0, 1]^N` and draws
+its action from :math:`x_t(a) \propto \exp(\eta\, G_t(a))`. The weights are never stored: it
+works with the log-weights :math:`\eta G` (log-sum-exp for probabilities, the Gumbel-max trick
+for draws), so no overflow occurs however large :math:`\eta t` grows.
+
+Every draw is an exponential-mechanism draw with score sensitivity 1 (gains are clipped to
+``[0, 1]``), hence :math:`2\eta`-DP; :mod:`dpsubmod.online.oco.hedge_privacy` composes the draws
+and calibrates the rate.
+
+References
+----------
+Y. Freund and R. E. Schapire, "A decision-theoretic generalization of on-line learning and an
+application to boosting", JCSS 55(1), 1997. O. Perez-Salazar and R. Cummings, "Differentially
+private online submodular maximization", AISTATS 2021 (arXiv:2010.12816), Algorithm 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._rng import RNGLike, as_generator, standard_gumbel
+from ..._validation import check_delta, check_finite, check_int, check_real
+from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
+from ...privacy.backends import resolve_backend
+from ...privacy.composition import check_composition
+from ...privacy.events import PrivacyEvent
+from ...privacy.plan import PrivacyPlan
+from .._plans import run_plan
+from ..protocol import OnlineBase
+from .hedge_privacy import BACKENDS, best_composition, check_eta, hedge_draw_epsilon
+
+__all__ = ["Hedge", "clip_gains"]
+
+
+def clip_gains(g: np.ndarray) -> np.ndarray:
+    """Gains enter the weights only through this clip to ``[0, 1]``: the score sensitivity is 1,
+    and the privacy of a draw holds, whatever the gain source does."""
+    return np.clip(g, 0.0, 1.0)
+
+
+class Hedge(OnlineBase):
+    r"""Hedge with log-space weights: ``copies`` independent learners over ``n`` actions sharing
+    one learning rate (Freund and Schapire 1997; Algorithm 1 of Perez-Salazar and Cummings 2021).
+
+    A river-style state machine: :meth:`sample` draws one action per copy, :meth:`update` adds a
+    gain vector per copy (clipped to ``[0, 1]``), :meth:`probabilities` returns the current
+    distributions :math:`x_t \propto \exp(\eta G_t)`. The state (cumulative gains, generator) is
+    built lazily and rebuilt by :meth:`reset`; :meth:`clone` gives a fresh copy.
+
+    Privacy: each draw of each copy is an exponential-mechanism draw with score ``G`` (sensitivity
+    1 under "one gain vector replaced", gains in ``[0, 1]``) and weight ``eta``, hence
+    ``2 eta``-DP; see the module docstring for the composition over draws and copies. A draw
+    depends on the data only once a gain has been added (before that the weights are uniform).
+    With ``max_draws`` given, Hedge states the guarantee of a whole run of at most
+    ``max_draws`` data-dependent draws per copy (:attr:`privacy`, before the first draw) and
+    refuses a draw beyond them; without it, it states none.
+
+    Parameters
+    ----------
+    n : int
+        Number of actions ``N``.
+    eta : float
+        Learning rate, > 0.
+    copies : int, default=1
+        Number of independent Hedge learners (the ``k`` ordered experts of the online greedy).
+    max_draws : int or None, default=None
+        The most data-dependent draws per copy of the run (the horizon of the private run).
+        ``None``: no privacy statement (a learner used inside another, whose plan covers the
+        draws).
+    delta : float, default=0.0
+        Target delta of the statement (``max_draws`` given).
+    composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
+        How the ``copies * max_draws`` draws compose in the statement (see
+        :mod:`dpsubmod.privacy.composition`).
+    backend : {None, "numpy", "secure"}, default=None
+        Sampler of the draws: numpy Gumbel-max (seeded by ``rng``), or the exact secure sampler
+        (randomness from the operating system; ``rng`` is then unused).
+    rng : int, Generator, SeedSequence or None, default=None
+        Resolved when the state is built.
+    budget : Budget or None, default=None
+        With ``max_draws``: charged the whole run's guarantee at construction, before any draw
+        (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
+        changes), again by :meth:`reset` after play and by every clone.
+
+    Examples
+    --------
+    >>> h = Hedge(3, eta=1.0, rng=0)
+    >>> h.update([1.0, 0.0, 0.0])
+    >>> h.probabilities().round(3).tolist()
+    [[0.576, 0.212, 0.212]]
+    >>> h.sample().shape
+    (1,)
+    >>> Hedge(3, eta=0.01, max_draws=100, delta=1e-6).privacy.epsilon < 2 * 0.01 * 100
+    True
+    """
+
+    def __init__(self, n: int, eta: float, *, copies: int = 1, max_draws: int | None = None,
+                 delta: float = 0.0, composition: str = "auto", backend: str | None = None,
+                 rng: RNGLike = None, budget: Any = None):
+        caller = "Hedge"
+        check_int(n, "n", low=1, caller=caller)
+        check_eta(eta, caller)
+        check_int(copies, "copies", low=1, caller=caller)
+        if max_draws is not None:
+            check_int(max_draws, "max_draws", low=1, caller=caller,
+                      fix="Pass the number of data-dependent draws per copy of the run, or "
+                          "None for no privacy statement.")
+        check_delta(delta, caller=caller)
+        check_composition(composition, caller)
+        if backend not in BACKENDS:
+            raise ValidationError(
+                f"The 'backend' parameter of {caller} must be one of {BACKENDS}; got {backend!r}."
+            )
+        self.n = n
+        self.eta = eta
+        self.copies = copies
+        self.max_draws = max_draws
+        self.delta = delta
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        self.budget = budget
+        _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use
+
+    # -- privacy ------------------------------------------------------------------------------
+    def _privacy_plan(self) -> PrivacyPlan | None:
+        """``copies * max_draws`` exponential-mechanism draws; ``None`` without ``max_draws``."""
+        if self.max_draws is None:
+            return None
+
+        def build() -> PrivacyPlan:
+            e0 = hedge_draw_epsilon(self.eta, backend=self.backend)
+            count = int(self.copies) * int(self.max_draws)
+            event = PrivacyEvent.exponential(
+                e0, mechanism="hedge_draw", count=count,
+                note=f"{int(self.copies)} copies x {int(self.max_draws)} data-dependent draws, "
+                     f"eta={float(self.eta):.6g}, score sensitivity 1")
+            dlt = float(self.delta)
+            if self.composition == "auto":
+                rule = best_composition(e0, count, dlt)[1]
+            else:
+                rule = self.composition
+            return run_plan("Hedge", [event], delta=dlt, composition=rule,
+                            neighbouring="gain streams differing in one round's gain vectors "
+                                         "(each clipped to [0, 1])",
+                            backend=self.backend, rng=self.rng)
+
+        return self._memo_plan(build)
+
+    def _has_played(self) -> bool:
+        return bool(getattr(self, "_draws", 0) or getattr(self, "_fed", False))
+
+    # -- state --------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        self._G = np.zeros((int(self.copies), int(self.n)))
+        self._gen = as_generator(self.rng)
+        self._backend = resolve_backend(self.backend, None if self.backend == "secure"
+                                        else self._gen)
+        self._draws = 0
+        self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
+        self._dependent = 0
+        self._allowance = self._run_allowance()
+
+    def _ensure_state(self) -> None:
+        if not hasattr(self, "_G"):
+            self._reset()
+
+    @property
+    def gains(self) -> np.ndarray:
+        """Cumulative (clipped) gains ``G``, shape ``(copies, n)`` (a copy; not private)."""
+        self._ensure_state()
+        return self._G.copy()
+
+    @property
+    def draws(self) -> int:
+        """Number of :meth:`sample` calls so far."""
+        self._ensure_state()
+        return self._draws
+
+    def log_probabilities(self) -> np.ndarray:
+        """Log of the current distributions, shape ``(copies, n)`` (non-private diagnostic)."""
+        self._ensure_state()
+        z = float(self.eta) * self._G
+        z -= z.max(axis=1, keepdims=True)
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+    def probabilities(self) -> np.ndarray:
+        """The current distributions :math:`x_t`, shape ``(copies, n)`` (non-private diagnostic)."""
+        return np.exp(self.log_probabilities())
+
+    # -- protocol -----------------------------------------------------------------------------
+    def sample(self) -> np.ndarray:
+        """One exponential-mechanism draw per copy; returns an int array of shape ``(copies,)``.
+
+        Raises
+        ------
+        StreamLengthError
+            With ``max_draws`` given, when the run's data-dependent draws are all made (nothing
+            is drawn).
+        """
+        self._ensure_state()
+        if self._fed and self._allowance is not None:
+            if self._dependent >= int(self.max_draws):  # type: ignore[arg-type]
+                raise StreamLengthError(
+                    f"Hedge was built for max_draws={self.max_draws} data-dependent draws per "
+                    "copy and has made them all; nothing was drawn. Build it with a larger "
+                    "max_draws, or reset() it (a new run)."
+                )
+            self._allowance.charge(PrivacyEvent.exponential(
+                hedge_draw_epsilon(self.eta, backend=self.backend), mechanism="hedge_draw",
+                count=int(self.copies)))
+            self._dependent += 1
+        self._draws += 1
+        eta = float(self.eta)
+        if self._backend.name == "numpy":
+            # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
+            # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
+            z = eta * (self._G - self._G.max(axis=1, keepdims=True))
+            return np.argmax(z + standard_gumbel(self._gen, z.shape), axis=1)
+        return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
+                         for row in self._G], dtype=np.int64)
+
+    def update(self, gains: object) -> None:
+        """Add one gain vector per copy (shape ``(copies, n)``, or ``(n,)`` when ``copies == 1``);
+        entries are clipped to ``[0, 1]``.
+
+        Raises
+        ------
+        ValidationError
+            On non-finite gains or a wrong shape.
+        """
+        self._ensure_state()
+        g = check_finite(gains, "gains", caller="Hedge.update").astype(np.float64)
+        if g.ndim == 1 and self._G.shape[0] == 1:
+            g = g[None, :]
+        if g.shape != self._G.shape:
+            raise GroundSetMismatchError(
+                f"The 'gains' of Hedge.update must have shape {self._G.shape}; got {g.shape}."
+            )
+        self._G += clip_gains(g)
+        self._fed = True
+
+    def update_one(self, copy: int, action: int, gain: float) -> None:
+        """Add ``gain`` (clipped to ``[0, 1]``) to one action of one copy: the sparse update of
+        the bandit algorithms (every other entry of the gain vectors is 0)."""
+        self._ensure_state()
+        c = check_int(copy, "copy", low=0, high=self._G.shape[0] - 1, caller="Hedge.update_one")
+        a = check_int(action, "action", low=0, high=self._G.shape[1] - 1,
+                      caller="Hedge.update_one")
+        v = check_real(gain, "gain", caller="Hedge.update_one")
+        self._G[c, a] += float(clip_gains(np.float64(v)))
+        self._fed = True
+
+    def _trusted_update(self, gains: np.ndarray) -> None:
+        """Add already-validated gains (the learners clip before calling)."""
+        self._G += gains
+        self._fed = True
