@@ -11,7 +11,8 @@ release, composition and auditing.
   advance, and :func:`split_budget`, the one way a call splits its budget over its steps;
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
 * :mod:`~dpsubmod.privacy.continual`: tree aggregation (binary mechanism) for vector streams;
-* :mod:`~dpsubmod.privacy.audit`: an exact checker and a black-box auditor.
+* :mod:`~dpsubmod.privacy.checking` (an exact checker) and :mod:`~dpsubmod.privacy.audit` (a
+  black-box auditor).
 """
 
 from .audit import AuditResult, ExactCheckResult, audit, clopper_pearson, exact_check, hockey_stick
