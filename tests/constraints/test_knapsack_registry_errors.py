@@ -150,3 +150,13 @@ def test_a_rank_zero_matroid_is_refused_naming_the_argument(build, arg):
 def test_knapsack_budget_infinity_is_refused_by_the_shared_check():
     with pytest.raises(ValidationError, match="'budget' parameter of Knapsack must be a finite"):
         Knapsack([1.0, 2.0], np.inf)
+
+
+def test_transversal_refuses_a_negative_adjacency_entry():
+    # Before: any nonzero entry, negative included, counted as an edge.
+    import scipy.sparse as sp
+
+    adj = np.array([[1.0, 1.0], [0.0, -0.5]])
+    for a in (adj, sp.csr_array(adj)):
+        with pytest.raises(ValidationError, match="'adjacency'.*non-negative"):
+            TransversalMatroid(a)

@@ -24,13 +24,6 @@ for p in (str(_HERE), str(_HERE.parent)):
 import fuzz_harness  # noqa: E402
 import known_failures  # noqa: E402,F401 - registers the known failures
 
-if "DPSUBMOD_FUZZ_SEED" in os.environ:  # an on-demand run reproducible from its seed
-    from hypothesis import seed as _seed
-
-    _SEED = int(os.environ["DPSUBMOD_FUZZ_SEED"])
-else:
-    _SEED = None
-
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -42,8 +35,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.fuzz)
-            if _SEED is not None and hasattr(item, "obj") and hasattr(item.obj, "hypothesis"):
-                _seed(_SEED)(item.obj)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import hypothesis
 import numpy as np
 from hypothesis import HealthCheck, settings
 
@@ -52,21 +53,28 @@ LONG = "DPSUBMOD_FUZZ_EXAMPLES" in os.environ
 TIMEOUT = float(os.environ.get("DPSUBMOD_FUZZ_TIMEOUT", "20"))
 
 
-def fuzz_settings(weight: float = 1.0) -> settings:
+def fuzz_settings(weight: float = 1.0) -> Callable[[Any], Any]:
     """Hypothesis settings of one fuzz test: ``weight`` scales its share of the examples.
 
     CI derandomizes (the same examples on every run, no example database), so the suite is a
-    fixed regression test; an on-demand run draws fresh examples unless a seed is set.
+    fixed regression test; an on-demand run draws fresh examples, from ``DPSUBMOD_FUZZ_SEED``
+    when it is set.
     """
-    seeded = not LONG or "DPSUBMOD_FUZZ_SEED" in os.environ
-    return settings(
+    fixed = os.environ.get("DPSUBMOD_FUZZ_SEED")
+    chosen = settings(
         max_examples=max(1, round(EXAMPLES * weight)),
-        derandomize=seeded,
+        derandomize=not LONG,
         database=None,
         deadline=None,
         print_blob=True,
         suppress_health_check=list(HealthCheck),
     )
+
+    def deco(test: Any) -> Any:
+        test = chosen(test)
+        return hypothesis.seed(int(fixed))(test) if LONG and fixed is not None else test
+
+    return deco
 
 
 # -- counts ---------------------------------------------------------------------------------------

@@ -83,8 +83,6 @@ def objective(draw: Any, case: Case, *, n: int | None = None, private: bool = Fa
     sens = draw(st.sampled_from([0.05, 0.1, 1.0, None])) if private else \
         draw(st.sampled_from([0.1, None]))
     dm = "monotone-records" if monotone_records and draw(st.booleans()) else "general"
-    if sens is None:
-        case.notes.append("no-sensitivity")
     f: SetFunction
     if kind == "modular":
         w = draw(st.lists(st.floats(0, 5, allow_nan=False), min_size=n, max_size=n))
@@ -144,7 +142,7 @@ def objective(draw: Any, case: Case, *, n: int | None = None, private: bool = Fa
         mode = draw(st.sampled_from(["nan", "inf", "-inf", "nan_big", "negative"]))
         f = Misbehaving(n, mode, sensitivity=sens, data_model=dm)
         case.notes.append(f"misbehaving:{mode}")
-    if sens is not None and f.sensitivity is None:
+    if f.sensitivity is None:  # combinators derive one from their parts
         case.notes.append("no-sensitivity")
     return f
 

@@ -233,3 +233,13 @@ def test_maximize_refuses_a_constraint_the_method_does_not_declare():
     with pytest.raises(ValidationError, match="ks_matroid_greedy"):
         maximize_ksubmodular(f, PartitionMatroid([0, 0, 1, 1], 1), "ks_greedy")
     assert maximize(Modular([0.1, 0.4, 0.2]), UniformMatroid(3, 2), "greedy").selection == (1, 2)
+
+
+@pytest.mark.parametrize("method", ["dpcg", "private_continuous_greedy"])
+def test_a_gradient_sensitivity_that_overflows_is_refused_by_name(method):
+    # Before: dpcg refused naming the internal 'gradient_sensitivity' of dpcg_noise_scale.
+    budget = Budget(1.0)
+    f = Modular([0.1, 0.4, 0.2], sensitivity=1e308)
+    with pytest.raises(ValidationError, match="'sensitivity'"):
+        maximize(f, 2, method, epsilon=1.0, budget=budget)
+    assert budget.events == ()

@@ -52,10 +52,12 @@ class TransversalMatroid(Matroid):
 
     def __init__(self, adjacency: object):
         caller = "TransversalMatroid"
+        # an entry is an edge when positive; a negative one is a mistake, not a non-edge
         if sp.issparse(adjacency):
-            a = check_sparse_finite(adjacency, "adjacency", caller=caller)
+            a = check_sparse_finite(adjacency, "adjacency", caller=caller, nonnegative=True)
         else:
-            dense = check_finite(adjacency, "adjacency", caller=caller, ndim=2)
+            dense = check_finite(adjacency, "adjacency", caller=caller, ndim=2,
+                                 nonnegative=True)
             a = sp.csr_array(dense)
         if a.shape[0] == 0 or a.shape[1] == 0:
             raise ValidationError(

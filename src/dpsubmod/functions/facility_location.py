@@ -325,6 +325,24 @@ class FacilityLocation(SetFunction):
             out += w[s:s + step] @ blk
         return out
 
+    @property
+    def batched_values(self) -> bool:  # type: ignore[override]
+        return not self._sparse
+
+    def _values(self, masks: np.ndarray) -> np.ndarray:
+        """Dense: each client's best chosen similarity for a block of masks at once (the
+        similarities are nonnegative, so an unchosen candidate counts as 0)."""
+        if self._sparse:
+            return super()._values(masks)
+        m = masks.shape[0]
+        out = np.empty(m)
+        step = max(1, (1 << 22) // max(1, self.n_clients * self.n))
+        S = self.similarity
+        for s in range(0, m, step):
+            blk = masks[s:s + step, None, :] * S[None, :, :]
+            out[s:s + step] = blk.max(axis=2).astype(np.float64) @ self.weights
+        return out
+
     def _chain_values(self, order: np.ndarray) -> np.ndarray:
         r"""Running maxima along the chain: client ``i``'s best similarity after ``k`` steps
         is :math:`\max_{j \le k} s_{i, order_j}`.

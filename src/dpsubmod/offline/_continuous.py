@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..extensions.multilinear import multilinear_gradient
 from ..functions.base import SetFunction
 from ..functions.facility_location import FacilityLocation
-from ._common import require_finite
+from ._common import check_score_sensitivity, require_finite
 
 __all__ = ["gradient_sensitivity", "GradientOracle"]
 
@@ -43,7 +43,7 @@ def gradient_sensitivity(f: SetFunction, sensitivity: float | None, caller: str
     (``2 Delta`` in the general model, ``Delta`` for monotone records)."""
     delta_f = f.require_sensitivity(sensitivity, caller=caller)
     factor = 1.0 if f.data_model == "monotone-records" else 2.0
-    return delta_f, factor * delta_f
+    return delta_f, check_score_sensitivity(factor * delta_f, delta_f, caller)
 
 
 @dataclass
