@@ -516,9 +516,6 @@ def test_run_names_the_stream_for_a_nan_bandit_value():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/maximization/meta_frank_wolfe.py: the "
-                   "privacy statement of PFTALMetaFrankWolfe at epsilon = 5e-324 leaks an "
-                   "overflow warning")
 def test_pftal_meta_frank_wolfe_states_its_privacy_quietly():
     import dpsubmod.online as O
 

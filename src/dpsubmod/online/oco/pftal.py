@@ -57,6 +57,8 @@ from ..protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
 
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
 
 #: The neighbouring relation of a PFTAL run.
 NEIGHBOURING = "loss sequences differing in one loss f_t"
@@ -266,7 +268,13 @@ class PFTAL(OnlineBase):
             self._tree.update(z)
             self._v = np.asarray(self._tree.prefix(), dtype=np.float64)
         t = self._t
-        self._x = self._project(self._xsum / t - self._v / (t * float(self.H)))
+        with np.errstate(over="ignore"):
+            y = self._xsum / t - self._v / (t * float(self.H))
+        # A subnormal H (a tiny bound M) overflows the step to +-inf; the projection of a point
+        # that far out is the domain's extreme point in that direction, which a clamp at the
+        # float limit keeps while sparing a user's projection the infinities.
+        np.clip(y, -_FLOAT_MAX, _FLOAT_MAX, out=y)
+        self._x = self._project(y)
         return self._x.copy()
 
     # -- privacy ------------------------------------------------------------------------------
