@@ -12,10 +12,17 @@ release, composition and auditing.
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
 * :mod:`~dpsubmod.privacy.continual`: tree aggregation (binary mechanism) for vector streams;
 * :mod:`~dpsubmod.privacy.checking` (an exact checker) and :mod:`~dpsubmod.privacy.audit` (a
-  black-box auditor).
+  black-box auditor, :func:`~dpsubmod.privacy.audit.audit_mechanism`).
+
+The auditor needs ``scipy.stats``, whose import costs about as much as the rest of the package
+together, and no release uses it; :mod:`~dpsubmod.privacy.audit` and its names load on first
+use. ``dpsubmod.privacy.audit`` is always that module; calling it runs ``audit_mechanism``, as
+the earlier ``audit`` function did.
 """
 
-from .audit import AuditResult, ExactCheckResult, audit, clopper_pearson, exact_check, hockey_stick
+import importlib
+from typing import TYPE_CHECKING
+
 from .backends import BACKENDS, NoiseBackend, NumpyBackend, SecureBackend, resolve_backend
 from .budget import Budget
 from .budget_file import FileBudget
@@ -30,6 +37,7 @@ from .calibration import (
     report_noisy_max_epsilon,
     report_noisy_max_scale,
 )
+from .checking import ExactCheckResult, exact_check, hockey_stick
 from .composition import COMPOSITIONS, Split, compose, compose_epsilon, split_budget
 from .continual import TreeAggregator
 from .events import PrivacyEvent
@@ -49,6 +57,12 @@ from .mechanisms import (
 from .plan import PrivacyPlan
 from .zcdp import rho_for_target, zcdp_to_dp
 
+if TYPE_CHECKING:
+    from . import audit
+    from .audit import AuditResult, audit_mechanism, clopper_pearson
+
+_AUDIT_NAMES = frozenset({"AuditResult", "audit_mechanism", "clopper_pearson"})
+
 __all__ = [
     # the budget and its records
     "Budget", "FileBudget", "Ledger", "PrivacyEvent", "PrivacyReport", "PrivacyPlan",
@@ -67,5 +81,19 @@ __all__ = [
     "NoiseBackend", "NumpyBackend", "SecureBackend", "BACKENDS", "resolve_backend",
     "TreeAggregator",
     # auditing
-    "exact_check", "ExactCheckResult", "hockey_stick", "audit", "AuditResult", "clopper_pearson",
+    "exact_check", "ExactCheckResult", "hockey_stick", "audit_mechanism", "AuditResult",
+    "clopper_pearson", "audit",
 ]
+
+
+def __getattr__(name: str):
+    # Loads the auditor on first use (PEP 562); importing the submodule also binds
+    # ``dpsubmod.privacy.audit`` to it, so later look-ups do not come here.
+    if name == "audit" or name in _AUDIT_NAMES:
+        module = importlib.import_module(f"{__name__}.audit")
+        return module if name == "audit" else getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _AUDIT_NAMES | {"audit"})

@@ -12,7 +12,7 @@ Two tools, for two situations.
     enumerates the output distribution of a sequential algorithm given as a tree of choices (for
     example every selection path of an exponential-mechanism greedy).
 
-:func:`audit`
+:func:`audit_mechanism`
     When only samples are available: run the algorithm many times on each of two neighbouring
     inputs, choose a distinguishing event on one part of the runs, and bound
     ``P[E | D] <= e^eps P[E | D'] + delta`` from the other part with Clopper-Pearson intervals.
@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
+import types
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +49,7 @@ __all__ = [
     "hockey_stick",
     "sequential_distribution",
     "AuditResult",
+    "audit_mechanism",
     "audit",
     "clopper_pearson",
 ]
@@ -77,7 +80,7 @@ def clopper_pearson(k: int | np.ndarray, n: int, alpha: float,
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of :func:`audit`.
+    """Outcome of :func:`audit_mechanism`.
 
     Attributes
     ----------
@@ -150,7 +153,8 @@ def _run_all(algorithm: Callable, data: Any, root: np.random.Generator, n: int,
         from joblib import Parallel, delayed
     except ImportError:  # pragma: no cover - joblib ships with the [distributed] extra
         raise ValidationError(
-            "audit(n_jobs=...) needs joblib; install it (pip install joblib) or pass n_jobs=None."
+            "audit_mechanism(n_jobs=...) needs joblib; install it (pip install joblib) or pass "
+            "n_jobs=None."
         ) from None
     workers = n_jobs if n_jobs > 0 else (os.cpu_count() or 1)
     size = max(1, math.ceil(n / (4 * workers)))
@@ -223,12 +227,12 @@ def _eps_lb(k1: np.ndarray, k2: np.ndarray, n: int, bound_alpha: float,
     return out
 
 
-def audit(algorithm: Callable[[Any, np.random.Generator], Any], D: Any, D_prime: Any,
-          n_runs: int, epsilon_claimed: float, delta: float = 0.0, *, rng: RNGLike = None,
-          event: Callable[[Any], bool] | None = None,
-          statistic: Callable[[Any], Any] | None = None, alpha: float = 0.05,
-          selection_fraction: float = 0.5, n_candidates: int = 64,
-          n_jobs: int | None = None) -> AuditResult:
+def audit_mechanism(algorithm: Callable[[Any, np.random.Generator], Any], D: Any, D_prime: Any,
+                    n_runs: int, epsilon_claimed: float, delta: float = 0.0, *,
+                    rng: RNGLike = None, event: Callable[[Any], bool] | None = None,
+                    statistic: Callable[[Any], Any] | None = None, alpha: float = 0.05,
+                    selection_fraction: float = 0.5, n_candidates: int = 64,
+                    n_jobs: int | None = None) -> AuditResult:
     """Black-box audit: a Clopper-Pearson lower bound on the epsilon of ``algorithm``.
 
     Runs ``algorithm(D, g)`` and ``algorithm(D_prime, g)`` ``n_runs`` times each, every run on
@@ -282,9 +286,9 @@ def audit(algorithm: Callable[[Any, np.random.Generator], Any], D: Any, D_prime:
     -------
     AuditResult
     """
-    caller = "audit"
+    caller = "audit_mechanism"
     if not callable(algorithm):
-        raise ParameterTypeError("The 'algorithm' parameter of audit must be callable "
+        raise ParameterTypeError("The 'algorithm' parameter of audit_mechanism must be callable "
                                  "algorithm(data, rng).")
     n_runs = check_int(n_runs, "n_runs", low=2, caller=caller)
     eps = check_epsilon_finite(epsilon_claimed, "epsilon_claimed", caller=caller)
@@ -297,11 +301,14 @@ def audit(algorithm: Callable[[Any, np.random.Generator], Any], D: Any, D_prime:
     if n_jobs is not None:
         n_jobs = check_int(n_jobs, "n_jobs", caller=caller)
         if n_jobs == 0:
-            raise ValidationError("The 'n_jobs' parameter of audit must be nonzero (or None).")
+            raise ValidationError("The 'n_jobs' parameter of audit_mechanism must be nonzero "
+                                  "(or None).")
     if event is not None and not callable(event):
-        raise ParameterTypeError("The 'event' parameter of audit must be callable or None.")
+        raise ParameterTypeError("The 'event' parameter of audit_mechanism must be callable or "
+                                 "None.")
     if statistic is not None and not callable(statistic):
-        raise ParameterTypeError("The 'statistic' parameter of audit must be callable or None.")
+        raise ParameterTypeError("The 'statistic' parameter of audit_mechanism must be callable "
+                                 "or None.")
     root = as_generator(rng)
     out_a = _run_all(algorithm, D, root, n_runs, n_jobs)
     out_b = _run_all(algorithm, D_prime, root, n_runs, n_jobs)
@@ -367,3 +374,22 @@ def _result(lb: float, eps: float, dlt: float, event: str, fwd: bool, counts: tu
         n_runs=n_runs,
     )
 
+
+# The earlier name of the auditor, kept for ``from dpsubmod.privacy.audit import audit``.
+audit = audit_mechanism
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`audit_mechanism`.
+
+    ``dpsubmod.privacy.audit`` was once the auditor function and shadowed this module. It is now
+    always the module (so ``import dpsubmod.privacy.audit as m`` gives the module), and calling
+    it still runs the auditor, so ``from dpsubmod.privacy import audit; audit(...)`` keeps
+    working.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> AuditResult:
+        return audit_mechanism(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
