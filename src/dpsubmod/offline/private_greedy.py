@@ -20,6 +20,14 @@ is added to every score. The log-probability ratio of any outcome is therefore a
 ``eps' * (max_e a(e) - min_e a(e))`` with ``a(e) = F_D(S+e) - F_D'(S+e)`` in ``[-Delta, Delta]``,
 i.e. at most ``2 eps' Delta``, in every data model. So a step drawn with weights
 ``exp(eps_step * gain / (2 Delta))`` is ``eps_step``-DP.
+
+Under a knapsack the score is the gain per unit cost, ``q(e) = gain(e) / c_e``, and its change is
+``(a(e) - b) / c_e`` with ``b = F_D(S) - F_D'(S)``. Since ``-Delta - b <= 0 <= Delta - b`` and
+``c_e >= c_min``, every change lies in ``[(-Delta - b) / c_min, (Delta - b) / c_min]``: a range of
+width ``2 Delta / c_min`` (attained when two items of cost ``c_min`` move by ``+Delta`` and
+``-Delta``). The default ``calibration="tight"`` draws with ``exp(eps_step q / (2 Delta /
+c_min))``; ``calibration="paper"`` treats ``2 Delta / c_min`` as a per-score sensitivity, the
+weight ``exp(eps_step q / (4 Delta / c_min))``, which spends only half of each step's share.
 """
 
 from __future__ import annotations
@@ -69,6 +77,9 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # budget
 # ---------------------------------------------------------------------------------------------
+_CALIBRATIONS = ("tight", "paper")
+
+
 def _max_feasible_size(constraint: Constraint) -> int:
     """The largest size of a feasible set, from public information only."""
     if is_knapsack(constraint):
@@ -90,6 +101,7 @@ class _Scorer:
     sensitivity: float
     costs: np.ndarray | None
     c_min: float
+    tight: bool = True
 
     def scores(self, g: np.ndarray, cand: np.ndarray) -> np.ndarray:
         if self.costs is None:
@@ -102,11 +114,13 @@ class _Scorer:
         Gains share a common term, so their differences between neighbours lie in a range of
         width ``2 Delta`` (the module docstring): a *range* sensitivity, which grid backends
         round as a range, so the cancellation survives rounding each score separately. Gains
-        per unit cost share no common term (each is divided by its own cost): each ratio moves
-        by at most ``2 Delta / c_min``, a per-score (l-infinity) sensitivity.
+        per unit cost move within a range of width ``2 Delta / c_min`` (the module docstring);
+        the paper's calibration takes that width as a per-score (l-infinity) sensitivity.
         """
         if self.costs is None:
             return {"range_sensitivity": 2.0 * self.sensitivity}
+        if self.tight:
+            return {"range_sensitivity": 2.0 * self.sensitivity / self.c_min}
         return {"sensitivity": 2.0 * self.sensitivity / self.c_min}
 
 
@@ -159,8 +173,8 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
           constraints=("cardinality", "matroid", "knapsack"))
 def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
                    composition: str = "auto", sensitivity: float | None = None,
-                   sample_size: int | None = None, backend: Any = None, budget: Any = None,
-                   rng: RNGLike = None) -> Result:
+                   sample_size: int | None = None, calibration: str = "tight",
+                   backend: Any = None, budget: Any = None, rng: RNGLike = None) -> Result:
     """Private greedy of Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy).
 
     At each of ``k`` steps (``k`` the cardinality, the matroid rank, or under a knapsack the
@@ -168,8 +182,10 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     picks a feasible candidate with probability proportional to
     ``exp(eps_step * score / (2 * s))``, where the score is the marginal gain (``s = Delta``, the
     declared sensitivity of ``f``) or, under a knapsack, the gain per unit cost
-    (``s = 2 Delta / c_min``). Each step is ``eps_step``-DP (see the module docstring for why the
-    common term cancels), and ``k`` steps compose to ``(epsilon, delta)``.
+    (``s = Delta / c_min``; ``2 Delta / c_min`` with ``calibration="paper"``). Each step is
+    ``eps_step``-DP (see the module docstring for why the common term cancels and why the
+    cost-scaled changes span ``2 Delta / c_min``), and ``k`` steps compose to
+    ``(epsilon, delta)``.
 
     Under a knapsack the algorithm also draws the best singleton privately (exponential mechanism
     on ``f({e})``, sensitivity ``Delta``) and privately chooses the better of the two sets
@@ -205,6 +221,12 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     sample_size : int, optional
         Score only a uniform random subset of this many candidates each step
         (see :func:`private_stochastic_greedy`).
+    calibration : {"tight", "paper"}, default="tight"
+        Knapsack steps only: ``"tight"`` uses the range ``2 Delta / c_min`` of the changes of
+        the gains per unit cost, so each step spends its whole share; ``"paper"`` is Mitrovic
+        et al.'s per-score sensitivity ``2 Delta / c_min``, with twice the noise exponent's
+        denominator (each step ``eps_step / 2``-DP while charged ``eps_step``). Cardinality
+        and matroid steps are the same under both.
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend (default numpy: reproducible simulation; "secure" for deployments).
     budget : Budget, optional
@@ -229,6 +251,11 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     delta_sens = _check_private_objective(f, sensitivity, caller)
     if sample_size is not None:
         sample_size = check_int(sample_size, "sample_size", low=1, high=f.n, caller=caller)
+    if calibration not in _CALIBRATIONS:
+        raise ValidationError(
+            f"The 'calibration' parameter of {caller} must be one of {list(_CALIBRATIONS)}; "
+            f"got {calibration!r}."
+        )
     be, gen = noise_source(backend, rng)
     knap = is_knapsack(constraint)
     k = _max_feasible_size(constraint)
@@ -239,7 +266,8 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
                          caller=caller)
     eps_step = split.epsilon_step
     costs = np.asarray(constraint.costs, dtype=float) if knap else None
-    scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0)
+    scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0,
+                     tight=calibration == "tight")
     name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
     _check_weights(eps_step, scorer, delta_sens, knap, caller)
     plan = private_plan(name, f, [PrivacyEvent.exponential(eps_step, count=steps)],
@@ -254,7 +282,7 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     params: dict[str, Any] = {
         "epsilon": epsilon, "delta": delta, "composition": split.composition, "steps": steps,
         "epsilon_per_step": eps_step, "sensitivity": delta_sens, "sample_size": sample_size,
-        "backend": backend_name(backend),
+        "calibration": calibration if knap else None, "backend": backend_name(backend),
     }
     if knap:
         sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens,
@@ -296,8 +324,9 @@ def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace
 def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: float,
                               delta: float = 0.0, accuracy: float = 0.1,
                               sample_size: int | None = None, composition: str = "auto",
-                              sensitivity: float | None = None, backend: Any = None,
-                              budget: Any = None, rng: RNGLike = None) -> Result:
+                              sensitivity: float | None = None, calibration: str = "tight",
+                              backend: Any = None, budget: Any = None,
+                              rng: RNGLike = None) -> Result:
     """Private stochastic greedy: :func:`private_greedy` scoring a uniform random subset of
     ``s = ceil((n / k) ln(1 / accuracy))`` candidates each step (Mitrovic et al. 2017 combined
     with Mirzasoleiman et al. 2015).
@@ -316,8 +345,8 @@ def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: fl
         # -ln(accuracy): 1 / accuracy overflows for a subnormal accuracy
         sample_size = max(1, min(f2.n, math.ceil(min(f2.n / k * -math.log(accuracy), f2.n))))
     return private_greedy(f2, c2, epsilon=epsilon, delta=delta, sample_size=sample_size,
-                          composition=composition, sensitivity=sensitivity, backend=backend,
-                          budget=budget, rng=rng)
+                          composition=composition, sensitivity=sensitivity,
+                          calibration=calibration, backend=backend, budget=budget, rng=rng)
 
 
 # ---------------------------------------------------------------------------------------------
