@@ -24,9 +24,13 @@ sensitivity :math:`\sqrt n s`.
 * Gaussian: :math:`Y^{(k)} \sim N(0, \sigma^2 I)`; ``gaussian_calibration="paper"`` is the
   appendix's :math:`\sigma = c K \sqrt n s / \epsilon`, :math:`c^2 > 2\ln(1.25 K / \delta)`
   (each step :math:`(\epsilon/K, \delta/K)`-DP by the classic Gaussian mechanism, which needs
-  :math:`\epsilon / K < 1`; the default where it applies); ``"analytic"`` uses the exact
-  Gaussian calibration per step with the same basic composition (the default otherwise);
-  ``"zcdp"`` splits the zCDP budget of :math:`(\epsilon, \delta)` over the steps.
+  :math:`\epsilon / K < 1`); ``"analytic"`` uses the exact Gaussian calibration per step
+  (Balle and Wang 2018) with the same basic composition, about 1.3 times less noise;
+  ``"zcdp"`` splits the zCDP budget of :math:`(\epsilon, \delta)` over the steps. The default
+  ``"auto"`` is the less noisy of ``"analytic"`` and ``"zcdp"`` for the run's budget and ``K``
+  (``"zcdp"`` from ``K = 2`` on at the usual budgets, about 2 times less noise than the
+  paper's at ``K = 3``); the curvature variant, which composes its parts by basic
+  composition, uses ``"analytic"``.
 
 The linear oracle, the vertex list and the rounding are post-processing of the noisy gradients.
 
@@ -82,12 +86,19 @@ _NOISES = ("laplace", "gaussian")
 _GAUSSIAN_CALIBRATIONS = ("auto", "paper", "analytic", "zcdp")
 
 
-def _resolve_calibration(calibration: str, eps_step: float) -> str:
-    """``"auto"``: the paper's classic calibration where its theorem applies (per-step
-    epsilon < 1), else the exact analytic one (both compose by basic composition)."""
+def _resolve_calibration(calibration: str, epsilon: float, delta: float, steps: int, *,
+                         allow_zcdp: bool = True) -> str:
+    """``"auto"``: the smaller noise of the exact per-step calibration (``"analytic"``, basic
+    composition) and the zCDP split (``"zcdp"``), which depends only on the budget and ``K``
+    (both sigmas are proportional to the sensitivity). The paper's classic calibration is never
+    picked by ``"auto"``: at the same budget it is always noisier than the exact one."""
     if calibration != "auto":
         return calibration
-    return "paper" if eps_step < 1.0 else "analytic"
+    analytic = mech.gaussian_sigma_analytic(epsilon / steps, delta / steps, 1.0)
+    if not allow_zcdp:
+        return "analytic"
+    zcdp = mech.gaussian_sigma_zcdp(rho_for_target(epsilon, delta) / steps, 1.0)
+    return "zcdp" if zcdp < analytic else "analytic"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +122,7 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
         records).
     noise : {"laplace", "gaussian"}, default="laplace"
     gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
-        ``"auto"`` is ``"paper"`` when ``epsilon / steps < 1`` and ``"analytic"`` otherwise.
+        ``"auto"`` is the smaller sigma of ``"analytic"`` and ``"zcdp"``.
 
     Returns
     -------
@@ -135,10 +146,10 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
     s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
                    caller=caller)
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
-    calib = _resolve_calibration(calib, epsilon / K)
     if noise == "laplace":
         return mech.laplace_scale(epsilon / K, n * s)
     l2 = math.sqrt(n) * s
+    calib = _resolve_calibration(calib, epsilon, delta, K)
     if calib == "paper":
         return _paper_sigma(epsilon / K, delta / K, l2, caller)
     if calib == "analytic":
@@ -236,9 +247,11 @@ class _Noise:
 
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
                  n: int, s: float, allowance: Ledger | None, backend: NoiseBackend,
-                 caller: str):
+                 caller: str, allow_zcdp: bool = True):
         self.eps_step, self.delta_step = epsilon / steps, delta / steps
-        calibration = _resolve_calibration(calibration, self.eps_step)
+        if noise == "gaussian":
+            calibration = _resolve_calibration(calibration, epsilon, delta, steps,
+                                               allow_zcdp=allow_zcdp)
         self.noise, self.calibration = noise, calibration
         self.l1, self.l2 = n * s, math.sqrt(n) * s
         self.allowance, self.backend = allowance, backend
@@ -403,8 +416,9 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     noise : {"laplace", "gaussian"}, optional
         Default Laplace when ``delta == 0``, Gaussian otherwise.
     gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
-        See :func:`dpcg_noise_scale`. "paper" needs ``epsilon / K < 1``; "auto" uses it when
-        it applies and the exact analytic calibration otherwise (``params`` records which).
+        See :func:`dpcg_noise_scale`. "paper" needs ``epsilon / K < 1``; "auto" is the less
+        noisy of the exact per-step ("analytic") and the zCDP calibration (``params`` records
+        which).
     gradient : {"auto", "exact", "sampling"}, default="auto"
     n_samples : int, default=1000
         Samples per sampled gradient (data-independent, common random numbers).
@@ -634,7 +648,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     eps_run = eps_runs / n_runs
     delta_run = delta / n_runs
     # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
-    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller)
+    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller,
+                       allow_zcdp=False)
     # in the order of use: the allowance fills the first planned use an event fits
     if private_ell:
         check_noise_parameter(_div(n * s, eps_ell), "a Laplace scale for the linear part of",
@@ -688,7 +703,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
             # ell is released (or public), so lowering the target to what the polytope reaches
             # is post-processing; refusing here would come after the charge
             targets[i] = lam = top
-        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, be, caller)
+        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, be, caller,
+                        allow_zcdp=False)
         _run(path, K, grad_g, noiser, constrained=(ell, lam))
         selections.append(path.round(gen))
     # 3. Private choice among the rounded sets.
