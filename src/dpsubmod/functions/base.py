@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _progress
 from .._validation import as_mask, check_indices
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ._objective import DataModel, Objective
@@ -128,6 +129,7 @@ class FunctionState:
         self._add(e)
         self.selected.append(e)
         self.mask[e] = True
+        _progress.selected(len(self.selected))
 
     def _add(self, e: int) -> None:
         m = self.mask.copy()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
 from ..errors import ValidationError
@@ -156,9 +157,19 @@ def _check_capability(spec: MethodSpec, constraint: Any, caller: str) -> None:
     )
 
 
+def _steps(constraint: Any) -> int | None:
+    """The number of greedy steps a constraint allows, when known before the run (the bar's
+    total; a private run replaces it by its planned number of mechanism uses)."""
+    if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
+        return int(constraint)
+    rank = getattr(constraint, "rank", None)
+    return int(rank) if isinstance(rank, numbers.Integral) else None
+
+
 def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
               epsilon: float | None, delta: float, budget: Any, rng: RNGLike,
-              options: dict[str, Any]) -> Result:
+              options: dict[str, Any], progress: object = False) -> Result:
+    show = check_progress(progress, caller)
     if not isinstance(method, str):
         raise ValidationError(f"The 'method' parameter of {caller} must be a method name (str); "
                               f"got {type(method).__name__}. See list_methods().")
@@ -180,8 +191,9 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             )
         epsilon = check_epsilon(epsilon, caller=caller)
         delta = check_delta(delta, caller=caller)
-        return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
-                       **options)
+        with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"):
+            return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
+                           **options)
     if epsilon is not None or budget is not None:
         arg = "epsilon" if epsilon is not None else "budget"
         raise ValidationError(
@@ -189,12 +201,13 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             f"({', '.join(list_methods(private=True, kind=kind)) or 'none registered'}) or omit "
             f"{arg}."
         )
-    return spec.fn(f, constraint, rng=rng, **options)
+    with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"):
+        return spec.fn(f, constraint, rng=rng, **options)
 
 
 def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float | None = None,
              delta: float = 0.0, budget: Any = None, rng: RNGLike = None,
-             **options: Any) -> Result:
+             progress: bool = False, **options: Any) -> Result:
     """Maximize a set function under a constraint with a registered method.
 
     Parameters
@@ -216,6 +229,10 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
     rng : int, Generator or None
         All randomness of the run. A seeded run on the numpy backend is a reproducible
         simulation, not a private release.
+    progress : bool, default=False
+        Show a tqdm bar on stderr, silent when stderr is not a terminal: one step per planned
+        mechanism use for a private method (greedy steps, rounds, iterations), one per element
+        selected for a non-private greedy. It never changes the result or the random draws.
     **options
         Method-specific parameters (see each method's docstring); an unknown one is refused.
 
@@ -231,15 +248,16 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
     (0, 2)
     """
     return _dispatch("set", "maximize", f, constraint, method, epsilon, delta, budget, rng,
-                     options)
+                     options, progress)
 
 
 def maximize_ksubmodular(f: Any, constraint: Any, method: str = "ks_greedy", *,
                          epsilon: float | None = None, delta: float = 0.0, budget: Any = None,
-                         rng: RNGLike = None, **options: Any) -> Result:
+                         rng: RNGLike = None, progress: bool = False,
+                         **options: Any) -> Result:
     """Maximize a k-submodular function under a matroid with a registered method.
 
-    Parameters are as in :func:`maximize`; ``method`` is a name from
+    Parameters are as in :func:`maximize` (``progress=True`` included); ``method`` is a name from
     ``list_methods(kind="ksubmodular")`` and ``constraint`` is ``B`` (at most ``B`` labelled
     items) or a Matroid on the support.
 
@@ -259,4 +277,4 @@ def maximize_ksubmodular(f: Any, constraint: Any, method: str = "ks_greedy", *,
     (2, True)
     """
     return _dispatch("ksubmodular", "maximize_ksubmodular", f, constraint, method, epsilon,
-                     delta, budget, rng, options)
+                     delta, budget, rng, options, progress)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _progress
 from ..errors import DPSubmodError
 from . import opendp_engine
 from ._noise_backend import NoiseBackend
@@ -178,6 +179,7 @@ class Allowance(Ledger):
         super().__init__()
         self._slots = [[e, e.count] for e in planned]
         self._label = label
+        _progress.planned(sum(c for _, c in self._slots))
 
     @staticmethod
     def _fits(event: PrivacyEvent, slot: PrivacyEvent) -> bool:
@@ -212,6 +214,7 @@ class Allowance(Ledger):
             for i, c in enumerate(counts):
                 self._slots[i][1] = c
             self._events.extend(ev)
+        _progress.used(sum(e.count for e in ev))
 
     @property
     def unused(self) -> int:

@@ -52,6 +52,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from ... import _progress
 from ..._validation import check_indices, check_int
 from ...errors import ParameterTypeError, ValidationError
 from .._objective import Objective
@@ -227,6 +228,7 @@ class KSubmodularState:
         self.x[e] = label
         self.mask[e] = True
         self.selected.append((e, label))
+        _progress.selected(len(self.selected))
 
     def _add(self, e: int, label: int) -> None:
         y = self.x.copy()
