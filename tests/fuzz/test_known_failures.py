@@ -51,8 +51,6 @@ def test_ksensor_placement_refuses_empty_locations():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/calibration.py: the analytic Gaussian "
-                   "calibration never returns for a subnormal epsilon or a huge sensitivity")
 @pytest.mark.parametrize("sensitivity,epsilon", [(1.0, 1e-320), (1e308, 1.0)])
 def test_gaussian_sigma_returns_at_extreme_parameters(sensitivity, epsilon):
     case = _case("privacy.gaussian_sigma", "sensitivity", "epsilon", "delta")
@@ -62,16 +60,12 @@ def test_gaussian_sigma_returns_at_extreme_parameters(sensitivity, epsilon):
                                                delta=1e-6), timeout=3.0, known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/calibration.py:gaussian_rho divides by "
-                   "a sigma squared that underflows (ZeroDivisionError)")
 def test_gaussian_rho_refuses_a_subnormal_sigma():
     case = _case("privacy.gaussian_rho", "sigma", "sensitivity")
     case.mark_extreme("sigma")
     expect(invoke(case, lambda: gaussian_rho(1e-320, 1.0), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/backends.py: l2_laplace releases +/-inf "
-                   "(with an overflow warning) when sensitivity / epsilon nears the float limit")
 def test_l2_laplace_never_releases_infinity():
     case = _case("privacy.l2_laplace", "value", "epsilon", "sensitivity", "rng")
     case.mark_extreme("sensitivity")
@@ -81,9 +75,6 @@ def test_l2_laplace_never_releases_infinity():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/additive.py: laplace at epsilon = "
-                   "sensitivity = 1e-320 with a budget refuses with the internal name 'law[1]' "
-                   "of PrivacyEvent")
 def test_laplace_refuses_extreme_parameters_by_name():
     case = _case("privacy.laplace", "value", "epsilon", "sensitivity", "budget")
     case.mark_extreme("epsilon")
@@ -92,8 +83,6 @@ def test_laplace_refuses_extreme_parameters_by_name():
                                         budget=Budget(0.5)), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/calibration.py: laplace_scale returns "
-                   "inf for a subnormal epsilon instead of refusing it")
 def test_laplace_scale_refuses_an_infinite_scale():
     case = _case("privacy.laplace_scale", "epsilon", "sensitivity")
     case.mark_extreme("epsilon")
@@ -101,8 +90,6 @@ def test_laplace_scale_refuses_an_infinite_scale():
                   check=lambda s: None if np.isfinite(s) else f"returned {s!r}", known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/budget.py: Budget.remaining is inf for "
-                   "a huge epsilon under the advanced filter")
 def test_budget_remaining_is_finite():
     case = _case("privacy.Budget", "epsilon", "delta", "composition")
     case.mark_extreme("epsilon")
@@ -110,8 +97,6 @@ def test_budget_remaining_is_finite():
                   check=lambda r: None if np.isfinite(r) else f"remaining {r!r}", known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/kov.py: split_budget with optimal "
-                   "composition does not return within seconds for 10^8 steps")
 def test_split_budget_kov_returns_at_many_steps():
     case = _case("privacy.split_budget", "epsilon", "delta", "steps", "composition")
     case.mark_extreme("steps")
@@ -119,9 +104,6 @@ def test_split_budget_kov_returns_at_many_steps():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/opendp_engine.py: the OpenDP privacy "
-                   "map overflows at epsilon = 1e300 and is evaluated at the first draw, after "
-                   "the charge, with a message naming no argument")
 def test_opendp_backend_refuses_extreme_epsilon_before_charging():
     from dpsubmod import maximize
     from dpsubmod.functions import Modular
@@ -134,8 +116,6 @@ def test_opendp_backend_refuses_extreme_epsilon_before_charging():
                                          budget=case.budget), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/exact.py:float_up raises OverflowError "
-                   "for a sensitivity near the float limit on the secure backend")
 def test_secure_laplace_refuses_a_huge_sensitivity():
     case = _case("privacy.laplace", "value", "epsilon", "sensitivity", "backend")
     case.mark_extreme("sensitivity")
@@ -345,9 +325,6 @@ def test_dp_meta_frank_wolfe_names_no_internal_argument():
 
 # -- privacy/** and functions/** found later ------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/calibration.py:139 (math domain error) "
-                   "and privacy/continual.py:238 (ZeroDivisionError): a Gaussian tree at a "
-                   "subnormal sensitivity")
 @pytest.mark.parametrize("epsilon", [1e308, 5e-324])
 def test_tree_aggregator_gaussian_at_extreme_parameters(epsilon):
     from dpsubmod.privacy import TreeAggregator
@@ -481,8 +458,6 @@ def test_ksensor_placement_at_extreme_coordinates():
                                                  [1e299, 1e299]), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/additive.py: gaussian(calibration='zcdp') "
-                   "at epsilon = 1e-320 refuses naming gaussian_sigma_zcdp's 'rho'")
 def test_gaussian_zcdp_names_epsilon_when_it_is_tiny():
     from dpsubmod.privacy import gaussian
 
@@ -494,8 +469,6 @@ def test_gaussian_zcdp_names_epsilon_when_it_is_tiny():
 
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/filters.py:123: an advanced-filter "
-                   "Budget at delta = 5e-324 fails with a math domain error")
 def test_advanced_budget_at_a_subnormal_delta():
     case = _case("privacy.Budget", "epsilon", "delta", "composition")
     case.mark_extreme("delta")

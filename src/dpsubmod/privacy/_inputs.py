@@ -135,20 +135,27 @@ def _selection_sensitivity(sensitivity: object, monotonic: object, range_sensiti
     return _sensitivity(sensitivity, caller), "linf", 1 if mono else 2
 
 
-def _noise_parameter(value: float, what: str, caller: str) -> float:
+def _noise_parameter(value: float, what: str, caller: str, high: float = math.inf) -> float:
     """Refuse a noise scale or weight outside floating-point range, before anything is charged.
 
     ``epsilon / sensitivity`` (or its inverse) can overflow to ``inf`` or underflow to 0 for
-    extreme but finite arguments; a sampler would then divide by zero or draw nothing.
+    extreme but finite arguments; a sampler would then divide by zero or draw nothing. An
+    additive noise scale is also kept below ``high`` (:data:`MAX_NOISE_SCALE`), so that the
+    noise it draws stays finite.
     """
     if not (math.isfinite(value) and value > 0.0 and 1.0 / value > 0.0
-            and math.isfinite(1.0 / value)):
+            and math.isfinite(1.0 / value) and value <= high):
         raise ValidationError(
             f"{caller}: the {what} computed from epsilon and sensitivity is {value!r}, outside "
             "floating-point range. Rescale the query (or its sensitivity) so that "
             "epsilon / sensitivity lies between about 1e-300 and 1e300."
         )
     return value
+
+
+#: Largest additive noise scale (times the number of coordinates for the l2 Laplace radius):
+#: noise drawn at it exceeds the float limit with probability below exp(-1e8).
+MAX_NOISE_SCALE = 1e300
 
 
 def _charge(budget: Any, caller: str, make_event: Any) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 from .._rng import RNGLike
 from ..errors import ValidationError
 from ._inputs import (
+    MAX_NOISE_SCALE,
     _charge,
     _check_budget,
     _div_down,
@@ -42,6 +43,13 @@ Backend = str | NoiseBackend | None
 def _exact_law(backend: NoiseBackend) -> bool:
     """Whether the release's noise is exactly the continuous law the PLD accountant models."""
     return isinstance(backend, NumpyBackend)
+
+
+def _law(name: str, noise: float, sensitivity: float) -> tuple[str, float] | None:
+    """The exact noise law an accountant may use, or None when noise / sensitivity leaves float
+    range (the event's epsilon and rho then state the guarantee alone)."""
+    ratio = _div_down(noise, sensitivity)
+    return (name, ratio) if math.isfinite(ratio) and ratio > 0.0 else None
 
 
 def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
@@ -99,9 +107,9 @@ def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     be = resolve_backend(backend, rng)
     d = x.size
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l1", dim=d), eps),
-                             "noise scale", caller)
+                             "noise scale", caller, MAX_NOISE_SCALE)
     draw = be.prepare_laplace(x, scale, sensitivity=sens, epsilon=eps)
-    law = ("laplace", _div_down(scale, sens)) if _exact_law(be) and d == 1 else None
+    law = _law("laplace", scale, sens) if _exact_law(be) and d == 1 else None
     _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, sens, d, draw.engine, scale=scale), law=law))
     out = draw()
@@ -189,7 +197,8 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
     d = x.size
     eff = be.effective_sensitivity(sens, kind="l2", dim=d)
     if rho is not None:
-        sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller)
+        sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller,
+                                 MAX_NOISE_SCALE)
         charged_rho = r
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", math.inf, 0.0, rho=r,
@@ -207,14 +216,15 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
                 f"(Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use calibration='analytic'."
             )
         sigma = _noise_parameter(gaussian_sigma(sensitivity=eff, epsilon=eps, delta=dlt,
-                                                calibration=calib), "noise scale", caller)
+                                                calibration=calib), "noise scale", caller,
+                                 MAX_NOISE_SCALE)
         charged_rho = gaussian_rho(sigma, eff)
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", eps, dlt, rho=charged_rho,
                                 note=_note(be, sens, d, draw.engine, sigma=sigma)
                                 + f"; calibration={calib}", law=law)
     draw = be.prepare_gaussian(x, sigma, sensitivity=sens, rho=charged_rho)
-    law = ("gaussian", _div_down(sigma, eff)) if _exact_law(be) else None
+    law = _law("gaussian", sigma, eff) if _exact_law(be) else None
     _charge(budget, caller, event)
     out = draw()
     return float(out.reshape(())) if scalar else out
@@ -276,8 +286,9 @@ def l2_laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     if be.discrete:
         be.add_l2_laplace(x, 1.0, sensitivity=sens)  # raises its explanatory refusal
     d = x.size
+    # the radius is Gamma(d, scale), of mean d * scale: that is what must stay finite
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l2", dim=d), eps),
-                             "noise scale", caller)
+                             "noise scale", caller, MAX_NOISE_SCALE / d)
     _charge(budget, caller, lambda: PrivacyEvent("l2_laplace", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, sens, d, scale=scale)))
     out = be.add_l2_laplace(x, scale, sensitivity=sens)

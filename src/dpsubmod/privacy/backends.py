@@ -121,7 +121,8 @@ class NumpyBackend(NoiseBackend):
             if norm > 0.0:
                 break
         r = self.generator.gamma(shape=d, scale=scale)
-        return values + (r * u / norm).reshape(values.shape)
+        # u / norm first: r * u could overflow for a radius near the float limit
+        return values + (r * (u / norm)).reshape(values.shape)
 
     def exponential(self, scores: np.ndarray, weight: float, *, sensitivity: float,
                     kind: str = "linf", monotonic: bool = False,

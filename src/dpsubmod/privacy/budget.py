@@ -98,6 +98,12 @@ class Budget(Ledger):
             )
         if slack is None:
             self.slack = default_slack(composition, self.delta)
+            if composition != "basic" and not self.slack > 0.0:
+                raise ValidationError(
+                    f"The 'delta' parameter of Budget is {self.delta!r}: the {composition!r} "
+                    f"rule reserves part of it as a slack, which underflows to 0. Pass a delta "
+                    "above about 1e-300 (or composition='basic')."
+                )
         else:
             self.slack = check_real(slack, "slack", low=0.0, high=self.delta, low_open=True,
                                     caller="Budget",

@@ -20,6 +20,7 @@ from ._inputs import (
     _div_up,
     _epsilon,
     _mul_up,
+    _noise_parameter,
     _positive,
     _selection_sensitivity,
     _sensitivity,
@@ -48,8 +49,12 @@ def laplace_scale(epsilon: float, sensitivity: float) -> float:
     """Laplace scale ``b = sensitivity / epsilon`` (rounded up) for an eps-DP release.
 
     ``sensitivity`` is the l1 sensitivity of the (scalar or vector) query. [DR14, Thm 3.6]
+    A scale outside floating-point range (``epsilon / sensitivity`` beyond about 1e-308 or
+    1e308) is refused.
     """
-    return _div_up(_sensitivity(sensitivity, "laplace_scale"), _epsilon(epsilon, "laplace_scale"))
+    caller = "laplace_scale"
+    return _noise_parameter(_div_up(_sensitivity(sensitivity, caller), _epsilon(epsilon, caller)),
+                            "Laplace scale", caller)
 
 
 def laplace_epsilon(scale: float, sensitivity: float) -> float:
@@ -60,8 +65,9 @@ def laplace_epsilon(scale: float, sensitivity: float) -> float:
 
 def l2_laplace_scale(epsilon: float, sensitivity: float) -> float:
     """Scale of the l2 Laplace density ``exp(-||z||_2 / b)``: ``b = l2 sensitivity / epsilon``."""
-    return _div_up(_sensitivity(sensitivity, "l2_laplace_scale"),
-                   _epsilon(epsilon, "l2_laplace_scale"))
+    caller = "l2_laplace_scale"
+    return _noise_parameter(_div_up(_sensitivity(sensitivity, caller), _epsilon(epsilon, caller)),
+                            "l2 Laplace scale", caller)
 
 
 def l2_laplace_epsilon(scale: float, sensitivity: float) -> float:
@@ -91,14 +97,23 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
 
 def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     # log of Phi(D/(2s) - e s/D) - e^eps Phi(-D/(2s) - e s/D), computed in log space so that
-    # tiny deltas and large epsilons keep their precision.
-    a = sensitivity / (2.0 * sigma)
-    b = epsilon * sigma / sensitivity
+    # tiny deltas and large epsilons keep their precision. s/D is formed first: eps * s would
+    # overflow before the division for a huge epsilon and a huge sensitivity.
+    ratio = sigma / sensitivity
+    return _log_gaussian_delta_ratio(0.5 / ratio, epsilon * ratio, epsilon)
+
+
+def _log_gaussian_delta_ratio(a: float, b: float, epsilon: float) -> float:
+    # the profile at a = D/(2s), b = eps s/D
     la = float(special.log_ndtr(a - b))
     lb = epsilon + float(special.log_ndtr(-a - b))
     if lb >= la:
         return -math.inf
     return la + math.log1p(-math.exp(lb - la))
+
+
+def _exp_or_inf(x: float) -> float:
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -131,20 +146,38 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
     dlt = _gaussian_delta_param(delta, caller)
     sens = _sensitivity(sensitivity, caller)
     target = math.log(dlt)
+    log_eps = math.log(eps)
 
-    def excess(log_sigma: float) -> float:
-        return _log_gaussian_delta(math.exp(log_sigma), eps, sens) - target
+    # The profile depends on sigma / sensitivity only: solve for u = log(sigma / Delta), whose
+    # root is finite for every finite epsilon and delta even when sigma itself is not.
+    def excess(u: float) -> float:
+        return _log_gaussian_delta_ratio(0.5 * _exp_or_inf(-u), _exp_or_inf(log_eps + u),
+                                         eps) - target
 
-    # sigma -> 0 gives delta -> 1 and sigma -> inf gives delta -> 0: bracket by doubling.
-    guess = math.log(sens * math.sqrt(2.0 * (math.log(1.25) - math.log(dlt))) / eps)
-    lo = hi = guess
-    while excess(lo) <= 0.0:
-        lo -= math.log(2.0)
-    while excess(hi) > 0.0:
-        hi += math.log(2.0)
+    # sigma -> 0 gives delta -> 1 and sigma -> inf gives delta -> 0: bracket from the classic
+    # calibration with steps that double (the root lies within |log eps| + 50 of the guess).
+    guess = 0.5 * math.log(2.0 * (math.log(1.25) - target)) - log_eps
+    lo, step = guess, 1.0
+    for _ in range(64):
+        if excess(lo) > 0.0:
+            break
+        lo, step = lo - step, 2.0 * step
+    hi, step = guess, 1.0
+    for _ in range(64):
+        if excess(hi) <= 0.0:
+            break
+        hi, step = hi + step, 2.0 * step
+    if not excess(lo) > 0.0 >= excess(hi):  # not reached for finite parameters
+        raise ValidationError(
+            f"{caller}: the Gaussian calibration found no noise scale for epsilon={eps!r}, "
+            f"delta={dlt!r}; pass an epsilon between about 1e-300 and 1e300."
+        )
     root = optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps,
                            maxiter=500)
-    sigma = math.exp(root)
+    log_sigma = root + math.log(sens)
+    # A standard deviation beyond float range (or whose inverse is) is refused by name.
+    sigma = _noise_parameter(_exp_or_inf(log_sigma) if log_sigma > -745.0 else 0.0,
+                             "Gaussian noise standard deviation", caller)
 
     def holds(s: float) -> bool:  # in log space and after exponentiation
         log_d = _log_gaussian_delta(s, eps, sens)
@@ -152,10 +185,13 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
 
     # Step up (one ulp, then doubling steps: a few iterations at most) until it holds.
     step = 0.0
-    while not holds(sigma):
+    for _ in range(2100):
+        if holds(sigma):
+            break
         step = max(2.0 * step, math.ulp(sigma))
         sigma += step
-    return sigma
+    return _noise_parameter(sigma if holds(sigma) else math.inf,
+                            "Gaussian noise standard deviation", caller)
 
 
 def gaussian_sigma_zcdp(rho: float, sensitivity: float) -> float:
@@ -167,7 +203,9 @@ def gaussian_sigma_zcdp(rho: float, sensitivity: float) -> float:
     caller = "gaussian_sigma_zcdp"
     r = _positive(rho, "rho", caller, "Pass a positive zCDP budget such as rho=0.5.")
     sens = _sensitivity(sensitivity, caller)
-    sigma = sens / math.sqrt(2.0 * r)
+    # sqrt(2) sqrt(rho), not sqrt(2 rho): 2 rho overflows for rho near the float limit
+    sigma = _noise_parameter(sens / (math.sqrt(2.0) * math.sqrt(r)),
+                             "Gaussian noise standard deviation", caller)
     # Exact check of sigma**2 * 2 rho >= Delta**2, so that sigma is never below the formula.
     while Fraction(sigma) ** 2 * 2 * Fraction(r) < Fraction(sens) ** 2:
         sigma = math.nextafter(sigma, math.inf)
@@ -179,7 +217,16 @@ def gaussian_rho(sigma: float, sensitivity: float) -> float:
     caller = "gaussian_rho"
     s = _positive(sigma, "sigma", caller)
     sens = _sensitivity(sensitivity, caller)
-    rho = sens * sens / (2.0 * s * s)
+    # (D / s)**2 / 2 rather than D**2 / (2 s**2), whose denominator underflows to 0 for a
+    # subnormal sigma; a rho beyond float range is refused by name
+    ratio = sens / s
+    rho = 0.5 * ratio * ratio
+    if not (math.isfinite(rho) and rho > 0.0):
+        raise ValidationError(
+            f"The 'sigma' parameter of {caller} is {s!r} for a sensitivity of {sens!r}: the zCDP "
+            f"cost (sensitivity / sigma)**2 / 2 is {rho!r}, outside floating-point range. Pass a "
+            "sigma for which sensitivity / sigma lies between about 1e-150 and 1e150."
+        )
     while Fraction(rho) * 2 * Fraction(s) ** 2 < Fraction(sens) ** 2:
         rho = math.nextafter(rho, math.inf)
     return rho
@@ -197,8 +244,15 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     dlt = _gaussian_delta_param(delta, caller)
     log_inv = -math.log(dlt)
     # (sqrt(a + b) - sqrt(b))**2 written without cancellation: a**2 / (sqrt(a + b) + sqrt(b))**2
-    rho = eps * eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv)) ** 2
-    return math.nextafter(rho, 0.0)
+    rho = (eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv))) ** 2
+    rho = math.nextafter(rho, 0.0)
+    if not rho > 0.0:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} is {eps!r}: at delta={dlt!r} the zCDP budget it "
+            f"allows, about epsilon**2 / (4 ln(1/delta)), underflows to 0. Pass an epsilon above "
+            "about 1e-150."
+        )
+    return rho
 
 
 def _gaussian_delta_param(delta: object, caller: str) -> float:

@@ -51,7 +51,7 @@ from scipy import optimize
 from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
-from .kov import drift, kov_epsilon_rr, kov_rr_target
+from .kov import KOV_MAX_USES, drift, kov_epsilon_rr, kov_rr_target
 from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
 
@@ -158,6 +158,12 @@ def _kov(s: _Summary, target: float) -> tuple[float, float]:
         return 0.0, target
     if not s.eps_max <= _KOV_MAX_EPSILON:
         return _basic(s, target)  # a valid bound, and as tight as KOV gets there
+    if s.uses > KOV_MAX_USES:
+        raise _NotApplicable(
+            f"optimal (KOV) composition evaluates its exact profile over every use, limited to "
+            f"{KOV_MAX_USES} uses (steps); got {s.uses}. Pass composition='zcdp' or 'advanced', "
+            "within a few percent of optimal at that many steps"
+        )
     rr = kov_rr_target(target, s.delta_max, s.uses)
     if rr < 0.0:
         raise _NotApplicable(

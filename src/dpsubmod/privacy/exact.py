@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -219,8 +220,11 @@ def sqrt_up(d: int) -> Fraction:
 
 
 def float_up(x: Fraction) -> float:
-    """The smallest float ``>= x`` (within one ulp)."""
-    f = float(x)
+    """The smallest float ``>= x`` (within one ulp); ``inf`` above the float range."""
+    try:
+        f = float(x)
+    except OverflowError:  # |x| beyond the largest float
+        return math.inf if x > 0 else -sys.float_info.max
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 

@@ -32,7 +32,7 @@ A floating-point slack of 1e-9 relative is allowed, so that a budget split by
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .events import PrivacyEvent
@@ -108,8 +108,8 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
                            f"an event has only a zCDP guarantee (epsilon=inf), which the "
                            f"{rule!r} rule cannot compose; use Budget(..., composition='zcdp')",
                            0.0)
-    e_sum = math.fsum(n * x for n, x in zip(counts, eps))
-    d_sum = math.fsum(n * e.delta for n, e in zip(counts, events))
+    e_sum = _fsum(n * x for n, x in zip(counts, eps))
+    d_sum = _fsum(n * e.delta for n, e in zip(counts, events))
     if rule == "basic":
         why = ""
         if _over(e_sum, epsilon):
@@ -119,7 +119,7 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
         return FilterLevel(not why, e_sum, d_sum, None, why, max(epsilon - e_sum, 0.0))
     # advanced (Whitehouse et al. 2023)
     d_events = delta - slack
-    v = math.fsum(n * x * x for n, x in zip(counts, eps))
+    v = _fsum(n * x * x for n, x in zip(counts, eps))
     log_term = -math.log(slack)
     level = min(e_sum, math.sqrt(2.0 * log_term * v) + 0.5 * v)
     committed = d_sum + (slack if events else 0.0)
@@ -130,10 +130,24 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     elif _over(level, epsilon):
         why = (f"the filter's level would be {level:.6g} (sum of epsilons {e_sum:.6g}, "
                f"sqrt(2 ln(1/slack) V) + V/2 with V = {v:.6g})")
-    # the largest V with sqrt(2 L V) + V/2 <= epsilon: sqrt(V) = sqrt(2L + 2 eps) - sqrt(2L)
-    v_star = (math.sqrt(2.0 * log_term + 2.0 * epsilon) - math.sqrt(2.0 * log_term)) ** 2
-    rem = max(epsilon - e_sum, math.sqrt(max(v_star - v, 0.0)))
+    # the largest V with sqrt(2 L V) + V/2 <= epsilon: sqrt(V) = sqrt(2L + 2 eps) - sqrt(2L),
+    # written as 2 eps / (sqrt(2L + 2 eps) + sqrt(2L)) with the factors of 2 taken out, since
+    # 2 eps and V itself overflow for an epsilon near the float limit
+    root_l = math.sqrt(log_term)
+    s_star = epsilon / (math.sqrt(log_term + epsilon) + root_l) * math.sqrt(2.0)
+    s_v = math.sqrt(v)
+    # sqrt(V* - V) = sqrt((s* - s_v)(s* + s_v)), each factor finite
+    extra = math.sqrt(s_star - s_v) * math.sqrt(s_star + s_v) if s_star > s_v else 0.0
+    rem = max(epsilon - e_sum, extra)
     return FilterLevel(not why, level, committed, None, why, rem)
+
+
+def _fsum(terms: Iterable[float]) -> float:
+    """An exact sum, ``inf`` when it leaves the float range (fsum raises instead)."""
+    try:
+        return math.fsum(terms)
+    except OverflowError:
+        return math.inf
 
 
 def _zcdp(events: Sequence[PrivacyEvent], counts: list[int], epsilon: float,

@@ -39,8 +39,9 @@ at every arithmetic step, so measurements are built with the noise scale raised 
 margin :data:`SCALE_MARGIN` (one part in 10**12), which absorbs that rounding.
 
 64-bit range. Grid values beyond ``2**62`` in magnitude (or noise scales beyond ``2**55`` grid
-units, i.e. epsilons below about 1e-11) do not fit; those draws use the pure-Python engine, whose
-law is the same, and the release's engine label says so. OpenDP returns integers through a
+units, i.e. epsilons below about 1e-11, or below ``2**-55`` grid units, where OpenDP's privacy
+maps overflow) do not fit; those draws use the pure-Python engine, whose law is the same, and the
+release's engine label says so. OpenDP returns integers through a
 saturating cast (post-processing, so privacy is unaffected); below those limits saturation has
 probability under ``exp(-128)``.
 """
@@ -72,6 +73,9 @@ INSTALL = 'pip install "dpsubmod[secure]"'
 SCALE_MARGIN = 1.0 + 2.0**-40
 #: Largest noise scale in grid units the engine hands to OpenDP (see the module docstring).
 MAX_SCALE_UNITS = 2.0**55
+#: Smallest one: below it the map (``(range / scale)**2 / 8`` for the exponential mechanism)
+#: overflows, and the pure-Python engine draws the same law.
+MIN_SCALE_UNITS = 2.0**-55
 
 _NEEDED = (
     ("measurements", "make_laplace"), ("measurements", "make_gaussian"),

@@ -211,7 +211,7 @@ class SecureBackend(NoiseBackend):
     def _opendp_units(self, values: np.ndarray, g: Fraction, scale_units: Fraction
                       ) -> np.ndarray | None:
         """int64 grid units for the OpenDP engine, or None when this draw must stay in Python."""
-        if self._opendp is None or not scale_units <= opendp_engine.MAX_SCALE_UNITS:
+        if self._opendp is None or not _opendp_scale(scale_units):
             return None
         return grid_units_int64(values, g)
 
@@ -270,7 +270,7 @@ class SecureBackend(NoiseBackend):
         t = Fraction(scale) / g
         kind = "l1" if noise == "laplace" else "l2"
         d_in_exact = self._units(sensitivity, kind, dim)
-        eng = self._opendp if t <= opendp_engine.MAX_SCALE_UNITS else None
+        eng = self._opendp if _opendp_scale(t) else None
         if eng is None:
             python = (self.add_laplace_units if noise == "laplace" else self.add_gaussian_units)
             return _NodeNoise(self._python, lambda u: python(u, scale, sensitivity=sensitivity,
@@ -472,6 +472,11 @@ class SecureBackend(NoiseBackend):
             if bernoulli_exp((top - n[j]) * gamma, src):
                 return j
         raise AssertionError("unreachable: a maximal score is accepted with probability 1")
+
+
+def _opendp_scale(scale_units: Fraction) -> bool:
+    """Whether a noise scale in grid units is within the range OpenDP's maps evaluate."""
+    return opendp_engine.MIN_SCALE_UNITS <= scale_units <= opendp_engine.MAX_SCALE_UNITS
 
 
 class _NodeNoise:
