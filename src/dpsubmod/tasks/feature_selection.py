@@ -12,8 +12,12 @@ from ._table import RecordTable, as_table
 
 __all__ = ["feature_selection", "MISSING"]
 
-#: The public category code of an invalid value (and of an invalid label).
+#: The public category code of an invalid value (and of an invalid label). Valid integer codes
+#: are renumbered ``0, 1, ...`` in increasing order first (which leaves the mutual information
+#: unchanged), so a valid code of -1 stays a class of its own.
 MISSING = -1
+#: Integer codes at or beyond this magnitude are not exact in float64: invalid.
+_EXACT = 2.0 ** 53
 
 _ALLOWED = ("impute",)
 _WHY = ("the mutual information is not a sum over rows, so a row cannot be dropped without "
@@ -76,8 +80,8 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
             public.append(f"label thresholds {', '.join(fmt(v) for v in t)} on {label!r}")
             params["label_thresholds"] = t.tolist()
         else:
-            ok = ~np.isnan(y_raw) & (y_raw == np.round(y_raw))
-            y = np.where(ok, np.nan_to_num(y_raw), MISSING)
+            ok = _integer_codes(y_raw)
+            y = _renumbered(y_raw, ok)
         invalid_cells[label] = int((~ok).sum())
         codes = np.empty((table.n_rows, len(cols)), dtype=np.int64)
         for j, name in enumerate(cols):
@@ -87,10 +91,11 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
                 ok = ~np.isnan(x)
                 c = discretize(np.nan_to_num(x)[:, None], bins, np.array([lo]),
                                np.array([hi]))[:, 0]
+                c = np.where(ok, c, MISSING)
             else:
-                ok = ~np.isnan(x) & (x == np.round(x)) & (np.abs(x) < 2.0 ** 53)
-                c = np.nan_to_num(x).astype(np.int64)
-            codes[:, j] = np.where(ok, c, MISSING)
+                ok = _integer_codes(x)
+                c = _renumbered(x, ok)
+            codes[:, j] = c
             invalid_cells[name] = int((~ok).sum())
     if bnd:
         public.append(f"{bins} equal-width bins on public bounds for "
@@ -100,7 +105,8 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
     f = MutualInformation.from_records(codes, y.astype(np.int64))
     N = table.n_rows
     rules = ["a feature value or label that is empty, text, NaN, infinite or (without bins) "
-             f"not an integer code gets the public category {MISSING} ('missing', imputed)"]
+             "not an integer code below 2^53 in magnitude gets a public category of its own "
+             "('missing', imputed), distinct from every valid code"]
     if bnd:
         rules.append("values outside a column's public bounds fall into its first or last bin")
     return Task(
@@ -118,3 +124,20 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
         public=tuple(public), rules=tuple(rules), params=params,
         diagnostics={"invalid_cells": invalid_cells},
     )
+
+
+def _integer_codes(x: np.ndarray) -> np.ndarray:
+    """Which cells hold an exact integer code (finite, integral, below 2^53 in magnitude)."""
+    with np.errstate(invalid="ignore"):
+        return ~np.isnan(x) & (np.abs(x) < _EXACT) & (x == np.round(x))
+
+
+def _renumbered(x: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Valid codes renumbered ``0, 1, ...`` by value, every other cell :data:`MISSING`.
+
+    A relabelling of the classes leaves the mutual information unchanged, and it keeps the
+    missing category apart from any valid code (a label of -1 included).
+    """
+    out = np.full(x.shape[0], MISSING, dtype=np.int64)
+    out[ok] = np.unique(x[ok], return_inverse=True)[1]
+    return out

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BudgetExceededError, ValidationError
+from ..errors import BudgetExceededError, ParameterTypeError, ValidationError
 from ._common import Task
 
 __all__ = ["ConstraintSpec", "build_constraint", "Release", "private_select",
@@ -202,17 +202,63 @@ class Release:
         }
 
 
+def _method_options(options: Mapping[str, Any] | None, spec: Any) -> dict[str, Any]:
+    """The method options of :func:`private_select`, checked against the method's own."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise ParameterTypeError(
+            "The 'options' parameter of private_select must be a mapping from option name to "
+            f"value, e.g. {{'composition': 'basic'}}; got {type(options).__name__}.")
+    if "backend" in options:
+        raise ValidationError("The 'options' parameter of private_select sets no backend; pass "
+                              "backend= to private_select instead.")
+    if "sensitivity" in options:
+        # the release states the task's declared sensitivity: an override would make it false
+        raise ValidationError("The 'options' parameter of private_select cannot set the "
+                              "sensitivity: the task declares it from its neighbouring relation "
+                              "and the release states it. Remove 'sensitivity'.")
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        valid = ", ".join(o for o in spec.options if o != "backend") or "none"
+        raise ValidationError(
+            f"The 'options' parameter of private_select names option(s) "
+            f"{', '.join(map(repr, unknown))} that method {spec.name!r} does not take. Its "
+            f"options are: {valid}.")
+    return dict(options)
+
+
 def _public_params(p: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in p.items() if not isinstance(v, np.ndarray)}
 
 
 def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
                    delta: float = 0.0, method: str = "private_greedy", backend: str = "secure",
-                   budget: Any = None, rng: Any = None) -> Release:
+                   budget: Any = None, rng: Any = None,
+                   options: Mapping[str, Any] | None = None) -> Release:
     """Run a private method of :func:`dpsubmod.list_methods` on a task and wrap the release.
 
     The budget is charged by the method before any noise; a method that reports more than was
     requested releases nothing (:class:`~dpsubmod.errors.BudgetExceededError`).
+
+    Parameters
+    ----------
+    task : Task
+    constraint : ConstraintSpec
+    epsilon, delta : float
+        The release's privacy cost.
+    method : str, default="private_greedy"
+        A private method (``dpsubmod.list_methods(private=True)``).
+    backend : str, default="secure"
+        The noise backend.
+    budget : Budget, optional
+        Charged before any noise.
+    rng : int, Generator or None
+    options : mapping, optional
+        The method's own options (its ``MethodSpec.options``, for example ``composition`` or
+        ``steps``), passed through; an unknown one is refused by name before any charge. The
+        backend is set by ``backend=``, and the sensitivity is the task's (the release states
+        it), so neither is accepted here.
     """
     from ..offline import list_methods, maximize
     from ..offline.registry import get_method
@@ -225,8 +271,9 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         raise ValidationError(f"method {method} draws its noise on the "
                               f"{' or '.join(spec.backends)} backend only; choose backend "
                               f"{spec.backends[0]!r} or another method.")
+    opts = _method_options(options, spec)
     result = maximize(task.f, constraint.constraint, method, epsilon=epsilon, delta=delta,
-                      budget=budget, rng=rng, backend=backend)
+                      budget=budget, rng=rng, backend=backend, **opts)
     rep = result.privacy
     if rep is None or rep.epsilon > epsilon * (1 + 1e-9) or rep.delta > delta * (1 + 1e-9):
         raise BudgetExceededError(
