@@ -11,8 +11,6 @@ from __future__ import annotations
 from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
-    Known("minimize-nan", "minimize", "accepted_bad",
-          test="test_minimize_refuses_a_nan_objective"),
     Known("ksensor-empty-locations", "functions.KSensorPlacement", "accepted_bad",
           test="test_ksensor_placement_refuses_empty_locations"),
     Known("tree-laplace-nan-warning", "privacy.TreeAggregator", "warning",

@@ -35,8 +35,6 @@ def _case(entry: str, *names: str, bad: tuple[str, ...] = ()) -> Case:
     return case
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "offline/minimize.py returns a minimizer of an "
-                   "objective that is NaN on every non-empty set (brute-force path)")
 def test_minimize_refuses_a_nan_objective():
     case = _case("minimize", "f", "method", bad=("f",))
     expect(invoke(case, lambda: minimize(Misbehaving(4, "nan")), known=False))

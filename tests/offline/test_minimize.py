@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpsubmod.errors import ParameterTypeError, ValidationError
+from dpsubmod.errors import NonFiniteObjectiveError, ParameterTypeError, ValidationError
 from dpsubmod.functions import (
     Coverage,
     FacilityLocation,
@@ -382,3 +382,22 @@ def test_bad_input():
 
     with pytest.raises(ValidationError, match="brute-force"):
         minimize(BigNonSubmodular(21))
+
+
+class _NaNAbove(SetFunction):
+    """Submodular-declared, NaN on sets of more than ``m`` elements (a broken user objective)."""
+
+    def __init__(self, n: int, m: int):
+        super().__init__(n)
+        self.m = m
+
+    def _value(self, mask: np.ndarray) -> float:
+        k = int(mask.sum())
+        return float("nan") if k > self.m else float(np.sqrt(k) - 0.6 * k)
+
+
+@pytest.mark.parametrize("method", ["brute-force", "min-norm-point"])
+@pytest.mark.parametrize("m", [0, 2])
+def test_an_objective_returning_nan_is_refused_by_every_method(method, m):
+    with pytest.raises(NonFiniteObjectiveError, match="'f'"):
+        minimize(_NaNAbove(5, m), method=method)

@@ -44,6 +44,7 @@ from networkx.algorithms.flow import preflow_push
 from .._validation import check_finite, check_int, check_real, check_sparse_finite
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..functions.base import FunctionState, SetFunction
+from ._common import require_finite
 
 __all__ = ["MinimizeResult", "minimize", "minimize_cut_plus_modular", "MINIMIZE_METHODS",
            "BRUTE_FORCE_MAX_N", "AUTO_BRUTE_FORCE_MAX_N"]
@@ -123,7 +124,7 @@ def _edmonds_greedy(f: SetFunction, w: np.ndarray) -> tuple[np.ndarray, np.ndarr
         ``f(B_0), ..., f(B_n)`` (values of ``f`` itself, ``f(empty)`` included).
     """
     order = np.argsort(-w, kind="stable")
-    vals = f.chain_values(order, count=False)
+    vals = require_finite(f.chain_values(order, count=False), f, "minimize", "a set")
     f.evaluations += f.n
     q = np.empty(f.n)
     q[order] = np.diff(vals)
@@ -151,7 +152,7 @@ def _min_norm_point(f: SetFunction, tol: float, max_iter: int | None, exact_poin
     ev0 = f.evaluations
     empty = f.state()
     f.evaluations += 1
-    f0 = float(empty.value)
+    f0 = float(require_finite(empty.value, f, "minimize", "the empty set"))
     if n == 0:
         return MinimizeResult(frozenset(), f0, np.zeros(0), 0.0, 0, f.evaluations - ev0,
                               "min-norm-point")
@@ -259,6 +260,7 @@ def _brute_force(f: SetFunction, tol: float, max_iter: int | None, exact_point: 
     ev0 = f.evaluations
     root = f.state()
     f.evaluations += 1
+    require_finite(root.value, f, "minimize", "the empty set")
     if f.batched_values or type(root) is FunctionState:
         best_value, best = _enumerate_masks(f, float(root.value))
     else:
@@ -275,7 +277,8 @@ def _enumerate_masks(f: SetFunction, empty_value: float) -> tuple[float, tuple[i
     for start in range(1, 1 << n, chunk):
         codes = np.arange(start, min(start + chunk, 1 << n))
         masks = ((codes[:, None] >> bits) & 1).astype(bool)
-        vals = f.values(masks)
+        # a minimum over NaN values would be meaningless: every value is checked
+        vals = require_finite(f.values(masks), f, "minimize", "a set")
         j = int(np.argmin(vals))
         if vals[j] < best_value:  # strict: ties keep the smallest code, as a scan would
             best_value, best_code = float(vals[j]), int(codes[j])
@@ -293,7 +296,7 @@ def _enumerate_states(f: SetFunction, root: FunctionState) -> tuple[float, tuple
         first = st.selected[-1] + 1 if st.selected else 0
         if first >= n:
             continue
-        vals = st.value + st.gains(np.arange(first, n))
+        vals = require_finite(st.value + st.gains(np.arange(first, n)), f, "minimize", "a set")
         j = int(np.argmin(vals))
         if vals[j] < best_value:
             best_value, best = float(vals[j]), (*st.selected, first + j)
