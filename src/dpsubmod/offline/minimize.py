@@ -570,6 +570,8 @@ def minimize(f: SetFunction, *, method: str = "auto", tol: float = 1e-9,
         ``"maxflow"`` on a function that is not a graph cut, a method that needs submodularity on
         a function declaring ``submodular = False``, or a bad ``tol``/``max_iter``/
         ``exact_point``.
+    NonFiniteObjectiveError
+        ``f`` returned NaN or an infinite value on a set the method evaluated.
 
     References
     ----------
