@@ -187,8 +187,12 @@ class _GraphicSampler(ProductBaseSampler):
         order = np.argsort(ends, kind="stable")
         self._inc_edges = ids[order]
         self._inc_ptr = np.searchsorted(ends[order], np.arange(self.n_nodes + 1))
-        g = sp.coo_array((np.ones(proper.size), (self.u[proper], self.v[proper])),
-                         shape=(self.n_nodes, self.n_nodes))
+        # 32-bit indices: scipy 1.11's csgraph reads 64-bit ones as garbage, without an error
+        idx = np.int32 if self.n_nodes <= np.iinfo(np.int32).max else np.int64
+        g = sp.coo_array((np.ones(proper.size, dtype=np.int8),
+                          (self.u[proper].astype(idx), self.v[proper].astype(idx))),
+                         shape=(self.n_nodes, self.n_nodes)).tocsr()
+        g.indices, g.indptr = g.indices.astype(idx), g.indptr.astype(idx)
         _, self.component = connected_components(g, directed=False)
 
     def _incident(self, node: int) -> np.ndarray:
