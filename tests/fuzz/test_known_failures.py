@@ -40,8 +40,6 @@ def test_minimize_refuses_a_nan_objective():
     expect(invoke(case, lambda: minimize(Misbehaving(4, "nan")), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/ksubmodular/sensor.py accepts zero "
-                   "locations and builds a function on an empty ground set")
 def test_ksensor_placement_refuses_empty_locations():
     case = _case("functions.KSensorPlacement", "points", "locations", "radii",
                  bad=("locations",))
@@ -351,8 +349,6 @@ def test_tree_aggregator_laplace_at_a_subnormal_epsilon():
     expect(invoke(case, updates, known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/_similarity.py:29 leaks an overflow "
-                   "warning for coordinates near 1e300")
 def test_facility_location_from_records_at_extreme_coordinates():
     from dpsubmod.functions import FacilityLocation
 
@@ -365,8 +361,6 @@ def test_facility_location_from_records_at_extreme_coordinates():
         pts, np.zeros((2, 2)), "negative_distance", radius=1e-300), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/facility_location.py: radius=5e-324 "
-                   "gives a zero sensitivity, refused naming FacilityLocation's 'sensitivity'")
 def test_facility_location_from_records_at_a_subnormal_radius():
     from dpsubmod.functions import FacilityLocation
 
@@ -436,8 +430,6 @@ def test_audit_refuses_a_json_path_under_a_file(tmp_path):
                  "blocker/out.json")
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/combinators.py: Scaled(f, 5e-324) "
-                   "refuses naming its derived 'sensitivity' (which underflows to 0), not 'c'")
 def test_scaled_names_c_when_the_sensitivity_underflows():
     from dpsubmod.functions import Modular, Scaled
 
@@ -447,8 +439,6 @@ def test_scaled_names_c_when_the_sensitivity_underflows():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/ksubmodular/sensor.py leaks overflow "
-                   "warnings for coordinates or radii near 1e300")
 def test_ksensor_placement_at_extreme_coordinates():
     case = _case("functions.KSensorPlacement", "points", "locations", "radii")
     case.mark_extreme("radii")
@@ -496,9 +486,6 @@ def test_pftal_meta_frank_wolfe_states_its_privacy_quietly():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "functions/facility_location.py accepts weights "
-                   "and similarities whose products overflow: f(S) is inf, with an overflow "
-                   "warning")
 def test_facility_location_refuses_values_that_overflow():
     import scipy.sparse as sp
 

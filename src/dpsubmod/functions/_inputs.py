@@ -6,6 +6,8 @@ the matrix-shaped inputs the families take (dense numpy or scipy.sparse, float32
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -65,6 +67,29 @@ def as_weights(w: object, size: int, name: str, caller: str) -> np.ndarray:
             f"The '{name}' argument of {caller} must have length {size}; got shape {arr.shape}."
         )
     return arr.copy()
+
+
+#: Largest value an objective built from data may reach: beyond it sums of values and gains
+#: overflow (the float limit is about 1.8e308).
+MAX_VALUE = 1e300
+
+
+def check_value_bound(bound: float, names: str, caller: str, fix: str) -> None:
+    """Refuse data whose largest objective value ``bound`` (computed with overflow ignored, so
+    possibly ``inf``) leaves floating-point range; ``names`` are the user's arguments."""
+    if not bound <= MAX_VALUE:
+        raise ValidationError(
+            f"The {names} of {caller} give objective values up to {bound!r}, beyond about "
+            f"{MAX_VALUE:g}: its values and gains would overflow. {fix}"
+        )
+
+
+def pow2_unscale(*arrays: np.ndarray) -> int:
+    """An exponent ``e`` such that coordinates divided by ``2**e`` (exactly, with ``np.ldexp``)
+    have squared distances that cannot overflow; 0 (no rescaling, results bit for bit as
+    before) unless some magnitude exceeds ``2**500``."""
+    big = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    return math.frexp(big)[1] if big > 2.0**500 else 0
 
 
 def row_chunks(n_rows: int, n_cols: int) -> range:

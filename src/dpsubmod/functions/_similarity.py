@@ -16,12 +16,19 @@ import numpy as np
 
 from .._validation import check_real
 from ..errors import ParameterTypeError, ValidationError
-from ._inputs import row_chunks
+from ._inputs import pow2_unscale, row_chunks
 
 _SIMILARITIES = ("gaussian", "negative_distance")
 
 
 def _sq_dists(P: np.ndarray, C: np.ndarray) -> np.ndarray:
+    e = pow2_unscale(P, C)
+    if e:
+        # coordinates near the float limit: squared distances of the rescaled points, scaled
+        # back; a distance beyond float range is inf (similarity 0), which is what it means
+        d2 = _sq_dists(np.ldexp(P, -e), np.ldexp(C, -e))
+        with np.errstate(over="ignore"):
+            return np.ldexp(d2, 2 * e, out=d2)
     # (|p|^2 + |c|^2) - 2 p.c, evaluated in that order with one temporary fewer than the plain
     # expression (the values are bit for bit the same).
     cross = P @ C.T

@@ -6,6 +6,7 @@ so on) and derives the declared sensitivity from the parts' declarations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -178,6 +179,12 @@ class Scaled(SetFunction):
         c = check_real(c, "c", low=0.0, caller="Scaled",
                        fix="Negative multiples turn submodular into supermodular functions.")
         sens = None if f.sensitivity is None or c == 0.0 else c * f.sensitivity
+        if sens is not None and not (0.0 < sens < math.inf):
+            raise ValidationError(
+                f"The 'c' parameter of Scaled is {c!r}: c times the sensitivity of f "
+                f"({f.sensitivity!r}) is {sens!r}, outside floating-point range. Pass a c for "
+                "which c * sensitivity lies between about 1e-300 and 1e300, or rescale f."
+            )
         super().__init__(f.n, sensitivity=sens, data_model=f.data_model)
         self.f, self.c = f, c
         self.monotone, self.submodular = f.monotone, f.submodular

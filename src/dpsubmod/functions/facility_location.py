@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int
 from ..errors import ValidationError
-from ._inputs import as_matrix, as_weights, concat_ranges, row_chunks
+from ._inputs import as_matrix, as_weights, check_value_bound, concat_ranges, row_chunks
 from ._similarity import _check_fits, _make_kernel, _similarity_matrix
 from .base import DataModel, FunctionState, SetFunction
 
@@ -82,6 +82,13 @@ class FacilityLocation(SetFunction):
         sim = as_matrix(similarity, "similarity", "FacilityLocation", nonnegative=True)
         n_clients, n = sim.shape
         w = as_weights(weights, n_clients, "weights", "FacilityLocation")
+        # f(V) = weights @ (largest similarity of each row) bounds every value and gain
+        row_max = sim.max(axis=1)
+        row_max = row_max.toarray() if sp.issparse(row_max) else np.asarray(row_max)
+        with np.errstate(over="ignore"):
+            top = float(w @ row_max.astype(np.float64).ravel())
+        check_value_bound(top, "'weights' and 'similarity' arguments", "FacilityLocation",
+                          "Rescale the weights or the similarities.")
         super().__init__(n, sensitivity=sensitivity, data_model=data_model)
         self.similarity = sim
         self.weights = w
@@ -175,6 +182,13 @@ class FacilityLocation(SetFunction):
                 f"got {dtype!r}."
             )
         kernel, smax = _make_kernel(similarity, C, bandwidth, radius, s_max, dt, caller)
+        if not smax / P.shape[0] > 0.0:
+            name = "radius" if similarity == "negative_distance" else "s_max"
+            raise ValidationError(
+                f"The '{name}' parameter of {caller} is {smax!r}: the sensitivity s_max / N it "
+                f"gives over N = {P.shape[0]} records underflows to 0. Pass a {name} above "
+                "about 1e-300 (in the units of the points)."
+            )
         _check_fits(P.shape[0], C.shape[0], dt, caller)
         P = P.copy()
         C = C.copy()

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_finite
 from ...errors import ValidationError
+from .._inputs import pow2_unscale
 from .coverage import KCoverage
 
 __all__ = ["KSensorPlacement"]
@@ -17,6 +18,9 @@ __all__ = ["KSensorPlacement"]
 
 def _coverage_sets(points: np.ndarray, locations: np.ndarray, radii: np.ndarray
                    ) -> list[sp.csr_array]:
+    e = pow2_unscale(points, locations, radii)
+    if e:  # magnitudes near the float limit: compare on exactly rescaled coordinates
+        points, locations, radii = (np.ldexp(a, -e) for a in (points, locations, radii))
     d2 = ((locations[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)   # (n, N)
     return [sp.csr_array((d2 <= r * r).astype(np.float64)) for r in radii]
 
@@ -75,6 +79,12 @@ class KSensorPlacement(KCoverage):
             raise ValidationError(
                 f"The 'points' and 'locations' of {caller} must have the same number of "
                 f"coordinates; got {p.shape[1]} and {q.shape[1]}."
+            )
+        if q.shape[0] == 0 or p.shape[0] == 0:
+            raise ValidationError(
+                f"The 'locations' and 'points' of {caller} must each hold at least one row (a "
+                f"candidate location, a record); got {q.shape[0]} locations and {p.shape[0]} "
+                "points."
             )
         if r.size < 1 or r.min() <= 0:
             raise ValidationError(f"The 'radii' of {caller} must be positive, one per sensor type.")
