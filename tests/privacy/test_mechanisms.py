@@ -670,3 +670,30 @@ def test_gaussian_calibration_terminates_for_subnormal_delta():
     assert math.isfinite(sigma) and sigma > M.gaussian_sigma_analytic(1.0, 1e-300, 1.0)
     assert M.gaussian_delta(sigma, 1.0, 1.0) <= 1e-320
     assert math.isfinite(M.zcdp_rho_for(1.0, 5e-324))
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-10, 1.0, 1e10, 1e300])
+@pytest.mark.parametrize("sens", [1e-300, 1.0, 1e300])
+@pytest.mark.parametrize("delta", [1e-300, 1e-6, 0.5])
+def test_analytic_sigma_at_extreme_parameters_is_exact_or_refused(eps, sens, delta):
+    # Across the float range the calibration returns (no hang) either the smallest exact sigma
+    # (the profile holds at sigma and fails 1e-6 below it) or a refusal naming the parameters,
+    # exactly when sigma / sensitivity puts sigma outside float range.
+    try:
+        sigma = M.gaussian_sigma_analytic(eps, delta, sens)
+    except ValidationError as exc:
+        assert "epsilon" in str(exc) and "sensitivity" in str(exc)
+        ratio = M.gaussian_sigma_analytic(eps, delta, 1.0)  # sigma / sensitivity, in range
+        assert not 1e-308 < ratio * sens < 1.7e308
+        return
+    assert M.gaussian_delta(sigma, eps, sens) <= delta
+    assert M.gaussian_delta(sigma * (1 - 1e-6), eps, sens) > delta
+
+
+def test_zcdp_maps_refuse_values_outside_float_range_by_name():
+    with pytest.raises(ValidationError, match="'sigma' parameter"):
+        M.gaussian_rho(1e-320, 1.0)
+    with pytest.raises(ValidationError, match="'epsilon' parameter"):
+        M.zcdp_rho_for(1e-320, 1e-300)
+    assert M.gaussian_rho(1e-150, 1e-150) == 0.5
+    assert math.isfinite(M.gaussian_sigma_zcdp(1e308, 1.0))
