@@ -3,6 +3,7 @@ side with a numpy floor measured in the same run.
 
     python benchmarks/bench_scale.py            # 10^6 and 10^7 rows (a few minutes on 2 cores)
     python benchmarks/bench_scale.py --quick    # 10^5 and 10^6 rows
+    python benchmarks/bench_scale.py --cases a  # only (a)
 
 Cases, all facility location on ride-like records (a mixture of Gaussian hot spots around
 Manhattan) with 400 public grid candidates (20 x 20 on lat 40.6-40.9, lon -74.1--73.8), the
@@ -24,6 +25,11 @@ times the one measured at 10^6 (it is linear in N by construction). Runs are int
 rounds; ratios are formed within a round and reported as the median with the min-max spread.
 The growth exponent of time in N is the least-squares slope of log time against log N over
 the (a) sizes.
+
+The start-up line is a subprocess that only imports what ``select`` imports, beside one that
+imports only the numpy and scipy modules the release needs: the part of (a) before any record
+is read. On a shared machine wall time depends on the load (printed at the start and the end);
+CPU time (user + system) is the fairer figure there.
 """
 
 from __future__ import annotations
@@ -93,6 +99,17 @@ def timed(cmd: list[str], label: str = "") -> tuple[float, float]:
         return wall, int(rss) / 1024
 
 
+#: What ``dpsubmod select`` imports, and the numpy/scipy part of it that a release needs.
+IMPORTS = [sys.executable, "-c", "import dpsubmod.cli.select, dpsubmod.tasks, dpsubmod.offline"]
+IMPORT_FLOOR = [sys.executable, "-c",
+                "import numpy, scipy.sparse, scipy.sparse.csgraph, scipy.optimize, scipy.special"]
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg()) + \
+        f" (1, 5, 15 min) on {os.cpu_count()} cores"
+
+
 def floor(X: np.ndarray) -> float:
     """The numpy streaming greedy: one pass over the records per step (see the docstring)."""
     from dpsubmod.datasets import grid_candidates
@@ -102,6 +119,7 @@ def floor(X: np.ndarray) -> float:
     inv = np.float32(0.5 / h / h)
     P = X.astype(np.float32)
     best = np.zeros(P.shape[0], dtype=np.float32)
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for _ in range(K):
         gains = np.zeros(C.shape[0])
@@ -122,6 +140,7 @@ def floor(X: np.ndarray) -> float:
             p = P[s:s + 4096]
             col = np.exp(-inv * ((p[:, 0] - C[j, 0]) ** 2 + (p[:, 1] - C[j, 1]) ** 2))
             np.maximum(best[s:s + 4096], col, out=best[s:s + 4096])
+    CPU.setdefault("floor", []).append(time.process_time() - c0)
     return time.perf_counter() - t0
 
 
@@ -165,20 +184,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="10^5 and 10^6 rows")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--no-dask", action="store_true")
+    p.add_argument("--cases", default="abc",
+                   help="which cases to run, any of a, b, c (b and c need a); default abc")
     args = p.parse_args(argv)
+    cases = set(args.cases)
+    if not cases <= set("abc") or "a" not in cases:
+        p.error("--cases takes letters from 'abc' and must include a (b and c compare to it)")
     big, huge = (10 ** 5, 10 ** 6) if args.quick else (10 ** 6, 10 ** 7)
     sizes = [big // 4, big // 2, big]
     tmp = Path(tempfile.mkdtemp(prefix="dpsubmod-bench-"))
-    print(f"data in {tmp}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    X = rides(huge)
+    print(f"data in {tmp}; {load()}")
+    X = rides(huge if "b" in cases else big)
     for n in sizes:
         write(tmp / f"rides{n}.csv", X[:n])
-    write(tmp / f"rides{huge}.parquet", X)
+    if "b" in cases:
+        write(tmp / f"rides{huge}.parquet", X)
     out = tmp / "release.json"
 
     res_a: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
     floors, ratios = [], []
+    starts: list[float] = []
     for r in range(args.rounds):
+        starts.append(timed(IMPORTS, "import")[0])
+        timed(IMPORT_FLOOR, "import floor")
         for n in sizes:
             res_a[n].append(timed(select_cmd(tmp / f"rides{n}.csv", out), f"a{n}"))
         sel_a = json.loads(out.read_text())["selection"]
@@ -186,8 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         floors.append(fl)
         ratios.append(res_a[big][-1][0] / fl)
         print(f"round {r + 1}: (a) {res_a[big][-1][0]:.2f} s, floor {fl:.2f} s")
-    t_b, m_b = timed(select_cmd(tmp / f"rides{huge}.parquet", out, "--chunk-rows", "262144"),
-                     "b")
+    if "b" in cases:
+        t_b, m_b = timed(select_cmd(tmp / f"rides{huge}.parquet", out, "--chunk-rows",
+                                    "262144"), "b")
     fl_huge = statistics.median(floors) * huge / big
 
     print(f"\n(a) dpsubmod select, {big:.0e} rows x {GRID[0] * GRID[1]} candidates, k={K}, "
@@ -199,11 +228,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{max(m_a):.0f} MB (target <= 1024 MB: {'PASS' if max(m_a) <= 1024 else 'MISS'})")
     print(f"    CPU time (user + system) {spread(CPU[f'a{big}'])} s; numpy floor "
           f"{spread(floors)} s (one thread); ratio (a) / floor {spread(ratios)}")
-    print(f"(b) chunked from Parquet, {huge:.0e} rows: time {t_b:.2f} s, peak memory "
-          f"{m_b:.0f} MB (target <= 2048 MB: {'PASS' if m_b <= 2048 else 'MISS'}), CPU "
-          f"{CPU['b'][0]:.1f} s; floor "
-          f"(10 x the {big:.0e} floor) {fl_huge:.2f} s, ratio {t_b / fl_huge:.2f}")
-    if not args.no_dask:
+    cpu_ratio = [c / f for c, f in zip(CPU[f"a{big}"], CPU["floor"])]
+    print(f"    floor CPU time {spread(CPU['floor'])} s; ratio of CPU times (a) / floor "
+          f"{spread(cpu_ratio)}")
+    print(f"    start-up (imports only): time {spread(starts)} s, CPU {spread(CPU['import'])} s; "
+          f"numpy and scipy alone: CPU {spread(CPU['import floor'])} s")
+    if "b" in cases:
+        print(f"(b) chunked from Parquet, {huge:.0e} rows: time {t_b:.2f} s, peak memory "
+              f"{m_b:.0f} MB (target <= 2048 MB: {'PASS' if m_b <= 2048 else 'MISS'}), CPU "
+              f"{CPU['b'][0]:.1f} s; floor "
+              f"(10 x the {big:.0e} floor) {fl_huge:.2f} s, ratio {t_b / fl_huge:.2f}")
+    if "c" in cases and not args.no_dask:
         t_c, sel_c, mem_c = dask_run(tmp / f"rides{big}.csv")
         print(f"(c) 2-worker LocalCluster, {big:.0e} rows: time {t_c:.2f} s (ratio to (a) "
               f"{t_c / statistics.median(t_a):.2f}), same selection as (a): "
@@ -214,9 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     print("growth of (a)'s time in N: " + ", ".join(f"N={n:.1e}: {t:.2f} s"
                                                     for n, t in zip(sizes, med))
           + f"; exponent {slope:.2f}")
-    t_1e7 = t_b
-    print(f"growth from (a) at {big:.0e} to (b) at {huge:.0e}: exponent "
-          f"{math.log(t_1e7 / med[-1]) / math.log(huge / big):.2f}")
+    if "b" in cases:
+        print(f"growth from (a) at {big:.0e} to (b) at {huge:.0e}: exponent "
+              f"{math.log(t_b / med[-1]) / math.log(huge / big):.2f}")
+    print(f"at the end: {load()}")
     return 0
 
 
