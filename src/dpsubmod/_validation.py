@@ -115,7 +115,7 @@ def check_real(
     if math.isinf(v) and not (allow_inf and v > 0):
         bad = True
     if bad:
-        lb = "(" if low_open else "["
+        lb = "(" if low_open or low is None else "["
         rb = ")" if high_open or high is None or (math.isinf(high) and not allow_inf) else "]"
         lo = "-inf" if low is None else repr(low)
         hi = "inf" if high is None else repr(high)

@@ -195,8 +195,8 @@ def test_too_small_a_budget_refuses_at_construction_and_changes_nothing(name):
 # (c) calibrations that would spend more than epsilon: refused, naming the parameter
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("make, parameter", [
-    (lambda: BanditDP(4, 31, 4, epsilon=0.5, delta=1e-6, eta=0.1), "eta"),
-    (lambda: FIDP(2, 100, 1, epsilon=100, delta=0.5), "calibration"),
+    (lambda: BanditDP(4, 31, 4, epsilon=0.5, delta=1e-6, gamma=0.5, eta=0.1), "eta"),
+    (lambda: FIDP(2, 100, 1, epsilon=100, delta=0.5, calibration="paper"), "calibration"),
     (lambda: NaiveBanditDP(4, 20, 2, epsilon=0.5, delta=1e-6, gamma=0.3, eta=0.5), "eta"),
     (lambda: PresampledBanditDP(4, 20, 2, epsilon=0.5, delta=1e-6, gamma=0.3, eta=0.5), "eta"),
     (lambda: SubmodPFTAL(3, 5, M=1.0, epsilon=1.0, H=0.01, calibration="paper"), "calibration"),

@@ -158,6 +158,35 @@ def test_worst_case_tree_loss_equals_the_calibration(T):
     assert L.privacy == stated and L.clone().privacy == stated
 
 
+@pytest.mark.parametrize("T, eps", [(300, 1.0), (2000, 0.5), (2000, 5.0), (10**4, 1.0)])
+def test_tuned_number_of_steps_keeps_the_exact_worst_case_loss(T, eps):
+    # The default K is tuned to (T, epsilon, n); privacy depends on K only through the split
+    # of the budget over the K Laplace trees, whose exact worst-case losses add up (basic
+    # composition at delta = 0) to epsilon whatever K is chosen.
+    n = 12
+    L = DPMetaFrankWolfe(n, T, 3, epsilon=eps, rng=0)
+    L.reset()
+    p = L.resolved_params
+    K = p["K"]
+    assert 1 <= K <= min(math.ceil(math.sqrt(T)), 64)
+    tree_loss = tree_levels(T) * n * 1.0 / p["scale"]
+    assert K * tree_loss == pytest.approx(eps, rel=1e-12)
+    assert L.privacy.epsilon == pytest.approx(eps)
+    # Control: running the theorem's ceil(sqrt T) oracles at the tuned K's node scale would
+    # spend ceil(sqrt T) / K times epsilon, which the same check catches.
+    paper_K = math.ceil(math.sqrt(T))
+    if paper_K > K:
+        assert paper_K * tree_loss > eps * (1 + 1e-9)
+    # PFTAL-MFW: each of the K copies is epsilon / K-DP at the sensitivity sqrt(n) m_F.
+    P = PFTALMetaFrankWolfe(n, T, 3, epsilon=eps, rng=0)
+    P.reset()
+    q = P.resolved_params
+    assert q["copy_epsilon"] * q["K"] == pytest.approx(eps)
+    for oco in P._copies:
+        assert oco.calibrated_sensitivity == pytest.approx(math.sqrt(n))
+        assert oco.epsilon == pytest.approx(eps / q["K"])
+
+
 @pytest.mark.parametrize("T", [2, 10, 100, 10**4, 2 * 10**5])
 def test_paper_calibration_is_private_and_reported(T):
     n, K, eps, delta = 10, 8, 1.0, 1e-6

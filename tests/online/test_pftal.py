@@ -103,7 +103,8 @@ def test_full_information_sensitivities(calibration, noise, expected):
         assert q["calibrated_sensitivity"] == pytest.approx(4 * M + big * math.sqrt(n))
         assert q["epsilon_effective"] == 1.0
         return
-    p = SubmodPFTAL(n, T, M=M, epsilon=1.0, calibration=calibration, noise=noise).resolved_params
+    p = SubmodPFTAL(n, T, M=M, epsilon=1.0, H="paper", calibration=calibration,
+                    noise=noise).resolved_params
     assert p["H"] == pytest.approx(H)
     assert p["lipschitz"] == pytest.approx(L)
     assert p["calibrated_sensitivity"] == pytest.approx(expected * M)
@@ -112,7 +113,7 @@ def test_full_information_sensitivities(calibration, noise, expected):
 
 def test_bandit_sensitivity_gamma_and_h():
     n, T, M = 3, 10_000, 1.5
-    p = BanditSubmodPFTAL(n, T, M=M, epsilon=2.0).resolved_params
+    p = BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, gamma="paper", H="paper").resolved_params
     gamma = n / T ** 0.25
     assert p["gamma"] == pytest.approx(gamma)
     assert p["H"] == pytest.approx(M / (math.sqrt(n) * T ** 0.25))
@@ -122,7 +123,8 @@ def test_bandit_sensitivity_gamma_and_h():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(ValidationError, match="'calibration'") as exc:
-            BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, calibration="paper")
+            BanditSubmodPFTAL(n, T, M=M, epsilon=2.0, gamma="paper", H="paper",
+                              calibration="paper")
     L = 4 * M + 2 * p["H"] * math.sqrt(n)
     assert exc.value.epsilon_spent == pytest.approx(2.0 * 4 * M * (n + 1) / (gamma * L))
     # An H large enough for L to reach the sensitivity is accepted, and L is used as is.

@@ -191,8 +191,9 @@ def _witness():
     return TableFunction(f), TableFunction(fp)
 
 
-@pytest.mark.parametrize("calibration", ["sound", "paper"])
-def test_full_information_transcript_privacy_loss(calibration):
+@pytest.mark.parametrize("calibration, H", [("sound", 0.01), ("sound", None), ("paper", 0.01)])
+def test_full_information_transcript_privacy_loss(calibration, H):
+    # H=None: the default H, tuned to the regret bound (privacy must not depend on it).
     f, fp = _witness()
     assert is_submodular(f) and is_submodular(fp)
     g = lovasz_subgradient(f, np.zeros(3))[1]
@@ -211,14 +212,15 @@ def test_full_information_transcript_privacy_loss(calibration):
         kw = dict(calibration=calibration)
     losses = []
     for seed in range(2000):
-        learner = SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=0.01, rng=seed, **kw)
+        learner = SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=H, rng=seed, **kw)
+        h_run = learner.resolved_params["H"]
         learner.select()
         learner.update(f)
         z1, v1 = learner.last_gradient, learner.prefix  # x_1 = 0: no H x_1 term
         x2 = learner.iterate
         learner.select()
         learner.update(h)
-        z2, v2 = learner.last_gradient + 0.01 * x2, learner.prefix
+        z2, v2 = learner.last_gradient + h_run * x2, learner.prefix
         # Given the same released v_1 the neighbour plays the same x_2 and feeds the same z_2;
         # only round 1 differs. Nodes: [1] = v_1 and [1, 2] = v_2 (levels(2) = 2).
         s = tree_levels(2) * learner.resolved_params["calibrated_sensitivity"] / EPS

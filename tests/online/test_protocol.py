@@ -199,10 +199,11 @@ def test_gamma_above_one_is_clipped_with_a_warning():
     assert learner.resolved_params["gamma"] == 1.0
     # The theorem's gamma = n / T^(1/4) exceeds 1 when T < n^4.
     with pytest.warns(RuntimeWarning, match="n / T"):
-        BanditSubmodPFTAL(4, 100, M=1.0, epsilon=1.0).reset()
+        BanditSubmodPFTAL(4, 100, M=1.0, epsilon=1.0, gamma="paper").reset()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        BanditSubmodPFTAL(2, 10_000, M=1.0, epsilon=1.0).reset()  # 2 / 10 <= 1: no warning
+        BanditSubmodPFTAL(2, 10_000, M=1.0, epsilon=1.0, gamma="paper").reset()  # 2/10 <= 1
+        BanditSubmodPFTAL(4, 100, M=1.0, epsilon=1.0, gamma="tuned").reset()  # tuned: <= 1
     with pytest.warns(RuntimeWarning, match="clipped to 1"):
         BanditHazanKale(3, 2, M=1.0).reset()
 

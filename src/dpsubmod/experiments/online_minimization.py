@@ -69,10 +69,48 @@ from ..online import (
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["karate_stream", "LabellingEnergy", "LEARNERS", "sweep_T", "sweep_epsilon",
+__all__ = ["karate_stream", "LabellingEnergy", "RandomSet", "LEARNERS", "LEARNERS_PAPER",
+           "sweep_T", "sweep_epsilon",
            "plot_regret_vs_T", "plot_regret_vs_epsilon", "main"]
 
-#: Learner factories ``(n, T, epsilon) -> Learner`` (cost bound M = 1 for the streams here).
+class RandomSet(Learner):
+    """Plays a uniformly random subset every round (each member with probability 1/2), or the
+    empty set with ``empty=True``: references a learner must beat. They read no data, so they
+    are trivially private; their expected value is exact for cut-plus-modular costs (from the
+    cut form: an arc is cut with probability 1/4, a member is in with probability 1/2)."""
+
+    feedback = "full"
+    sense = "min"
+
+    def __init__(self, n: int, T: int, *, empty: bool = False, rng: object = None):
+        self.n, self.T, self.empty, self.rng = n, T, empty, rng
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._gen = as_generator(self.rng)
+
+    def _select(self) -> np.ndarray:
+        if self.empty:
+            return np.zeros(int(self.n), dtype=bool)
+        return self._gen.random(int(self.n)) < 0.5
+
+    def _update(self, f: Any) -> None:
+        pass
+
+    def expected_value(self, f: SetFunction) -> float:
+        """``f(empty)``, or the mean of ``f`` over all subsets (exact through the cut form)."""
+        if self.empty:
+            return f.value(np.zeros(int(self.n), dtype=bool))
+        form = f.cut_form()
+        if form is None:
+            raise ValidationError("RandomSet needs cut-plus-modular costs for its exact "
+                                  "expected value.")
+        return float(0.25 * form.arc_weights.sum() + 0.5 * form.modular.sum()
+                     + f.value(np.zeros(int(self.n), dtype=bool)))
+
+
+#: Learner factories ``(n, T, epsilon) -> Learner`` (cost bound M = 1 for the streams here):
+#: the library's defaults.
 LEARNERS: dict[str, Any] = {
     "SubmodPFTAL": lambda n, T, eps: SubmodPFTAL(n, T, M=1.0, epsilon=eps),
     "BanditSubmodPFTAL": lambda n, T, eps: BanditSubmodPFTAL(n, T, M=1.0, epsilon=eps),
@@ -80,6 +118,16 @@ LEARNERS: dict[str, Any] = {
                                                                    epsilon=math.inf),
     "HazanKale (not private)": lambda n, T, eps: HazanKale(n, T, M=1.0),
     "BanditHazanKale (not private)": lambda n, T, eps: BanditHazanKale(n, T, M=1.0),
+    "random set (reads no data)": lambda n, T, eps: RandomSet(n, T),
+    "empty set (reads no data)": lambda n, T, eps: RandomSet(n, T, empty=True),
+}
+#: The same learners with the theorems' parameters (``--calibrations paper``): SubmodPFTAL at
+#: Theorem 7's ``H = M / sqrt(nT)`` (the default before ``H`` was tuned to the bound).
+LEARNERS_PAPER: dict[str, Any] = {
+    **LEARNERS,
+    "SubmodPFTAL": lambda n, T, eps: SubmodPFTAL(n, T, M=1.0, epsilon=eps, H="paper"),
+    "BanditSubmodPFTAL": lambda n, T, eps: BanditSubmodPFTAL(n, T, M=1.0, epsilon=eps,
+                                                             gamma="paper", H="paper"),
 }
 PRIVATE = ("SubmodPFTAL", "BanditSubmodPFTAL")
 #: Members of the karate club: the ground set of the stream.
@@ -180,24 +228,28 @@ def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
 
 
 def _cell(name: str, stream_seed: np.random.SeedSequence, Ts: Sequence[int], epsilon: float,
-          seed: np.random.SeedSequence) -> list[dict[str, Any]]:
+          seed: np.random.SeedSequence, calibrations: str = "tuned") -> list[dict[str, Any]]:
     """One learner on the prefixes of one replicate's stream (one child seed per horizon).
 
     The stream is regenerated from its seed for each horizon (an i.i.d. stream drawn from the
     same seed has the same first ``T`` rounds), so no run keeps the functions in memory."""
     rows = []
     for T, child in zip(Ts, seed.spawn(len(Ts))):
-        learner: Learner = LEARNERS[name](N_MEMBERS, T, epsilon).clone(rng=child)
+        table = LEARNERS if calibrations == "tuned" else LEARNERS_PAPER
+        learner: Learner = table[name](N_MEMBERS, T, epsilon).clone(rng=child)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # gamma clipped to 1 (see docstring)
             tr = run(learner, karate_stream(T, rng=stream_seed), progress=False)
         rows.append({
-            "learner": name, "private": name in PRIVATE, "feedback": learner.feedback,
+            "learner": name, "calibrations": calibrations, "private": name in PRIVATE,
+            "feedback": learner.feedback,
             "T": T, "epsilon": epsilon if name in PRIVATE else math.inf,
             "regret": tr.final_regret, "expected_regret": tr.final_expected_regret,
             "regret_per_round": tr.final_expected_regret / T,
             "comparator_value": tr.comparator.value, "comparator": tr.comparator.method,
             "H": tr.params.get("H", math.nan), "gamma": tr.params.get("gamma", math.nan),
+            "guarantee": math.nan if tr.guarantee is None else tr.guarantee.bound,
+            "guarantee_vacuous": None if tr.guarantee is None else tr.guarantee.vacuous,
             "wall_time": tr.wall_time,
         })
     return rows
@@ -214,14 +266,16 @@ def _map(tasks: list[tuple], n_jobs: int) -> list[list[dict[str, Any]]]:
 
 
 def sweep_T(Ts: Sequence[int], *, epsilon: float = 1.0, reps: int = 2, seed: int = 0,
-            learners: Sequence[str] | None = None, n_jobs: int = 1) -> list[dict[str, Any]]:
-    """Regret against ``T`` for every learner (rows of a table; see the module docstring)."""
+            learners: Sequence[str] | None = None, n_jobs: int = 1,
+            calibrations: str = "tuned") -> list[dict[str, Any]]:
+    """Regret against ``T`` for every learner (rows of a table; see the module docstring);
+    ``calibrations="paper"`` runs the learners at the theorems' parameters."""
     Ts = sorted(int(T) for T in Ts)
     names = list(LEARNERS) if learners is None else list(learners)
     stream_root, learner_root = np.random.SeedSequence(seed).spawn(2)
     streams = stream_root.spawn(reps)
     cells = [(name, rep) for rep in range(reps) for name in names]
-    tasks = [(name, streams[rep], Ts, epsilon, child)
+    tasks = [(name, streams[rep], Ts, epsilon, child, calibrations)
              for (name, rep), child in zip(cells, learner_root.spawn(len(cells)))]
     rows = []
     for (_name, rep), out in zip(cells, _map(tasks, n_jobs)):
@@ -230,15 +284,16 @@ def sweep_T(Ts: Sequence[int], *, epsilon: float = 1.0, reps: int = 2, seed: int
     return rows
 
 
-def sweep_epsilon(epsilons: Sequence[float], *, T: int = 1024, reps: int = 2, seed: int = 1,
-                  n_jobs: int = 1) -> list[dict[str, Any]]:
-    """Regret against epsilon at a fixed ``T`` (private learners; non-private at ``inf``)."""
+def sweep_epsilon(epsilons: Sequence[float], *, T: int = 8192, reps: int = 2, seed: int = 1,
+                  n_jobs: int = 1, calibrations: str = "tuned") -> list[dict[str, Any]]:
+    """Regret against epsilon at a fixed ``T`` (private learners; non-private ones and the
+    references at ``inf``)."""
     stream_root, learner_root = np.random.SeedSequence(seed).spawn(2)
     streams = stream_root.spawn(reps)
     cells = [(name, eps, rep) for rep in range(reps) for name in PRIVATE for eps in epsilons]
     cells += [(name, math.inf, rep) for rep in range(reps) for name in LEARNERS
               if name not in PRIVATE]
-    tasks = [(name, streams[rep], [T], eps, child)
+    tasks = [(name, streams[rep], [T], eps, child, calibrations)
              for (name, eps, rep), child in zip(cells, learner_root.spawn(len(cells)))]
     rows = []
     for (_name, _eps, rep), out in zip(cells, _map(tasks, n_jobs)):
@@ -313,9 +368,11 @@ def _write_plots(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]],
     """Write the two figures; returns their paths ([] without matplotlib)."""
     if optional_figure() is None:
         return []
-    fig = plot_regret_vs_T(rows_T, ax=figure((6.5, 4.5)).subplots())
-    paths = [str(save_figure(fig, os.path.join(out, "regret_vs_T.png"), dpi=120,
-                             tight_bbox=False))]
+    paths = []
+    if rows_T:
+        fig = plot_regret_vs_T(rows_T, ax=figure((6.5, 4.5)).subplots())
+        paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_T.png"), dpi=120,
+                                     tight_bbox=False)))
     if rows_eps:
         fig = plot_regret_vs_epsilon(rows_eps, ax=figure((6.5, 4.5)).subplots())
         paths.append(str(save_figure(fig, os.path.join(out, "regret_vs_epsilon.png"),
@@ -331,12 +388,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--t-min", type=int, default=7, help="smallest T is 2**t_min (default 7)")
     ap.add_argument("--t-max", type=int, default=17, help="largest T is 2**t_max (default 17)")
     ap.add_argument("--epsilon", type=float, default=1.0, help="epsilon of the T sweep")
-    ap.add_argument("--epsilons", type=float, nargs="+",
-                    default=[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0])
-    ap.add_argument("--t-epsilon", type=int, default=1024, help="T of the epsilon sweep")
+    ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
+    ap.add_argument("--t-epsilon", type=int, default=8192, help="T of the epsilon sweep")
     ap.add_argument("--reps", type=int, default=2, help="replicates (streams) per cell")
     ap.add_argument("--seed", type=int, default=0, help="master seed")
     ap.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (joblib)")
+    ap.add_argument("--calibrations", choices=("tuned", "paper"), default="tuned",
+                    help="'tuned': the learners' defaults (SubmodPFTAL's H minimises its "
+                         "regret bound for T, epsilon and n); 'paper': the theorems' parameters")
+    ap.add_argument("--skip-T", action="store_true", help="run only the epsilon sweep")
     args = ap.parse_args(argv)
     if args.t_min < 1 or args.t_max < args.t_min:
         raise ValidationError("--t-min must be >= 1 and --t-max >= --t-min.")
@@ -344,16 +404,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_generator(args.seed)  # validates the seed
     t0 = time.perf_counter()
     Ts = [2**k for k in range(args.t_min, args.t_max + 1)]
-    rows_T = sweep_T(Ts, epsilon=args.epsilon, reps=args.reps, seed=args.seed,
-                     n_jobs=args.n_jobs)
-    write_csv(rows_T, os.path.join(args.out, "regret_vs_T.csv"))
+    rows_T = [] if args.skip_T else sweep_T(
+        Ts, epsilon=args.epsilon, reps=args.reps, seed=args.seed, n_jobs=args.n_jobs,
+        calibrations=args.calibrations)
+    if rows_T:
+        write_csv(rows_T, os.path.join(args.out, "regret_vs_T.csv"))
     rows_eps = sweep_epsilon(args.epsilons, T=args.t_epsilon, reps=args.reps,
-                             seed=args.seed + 1, n_jobs=args.n_jobs)
+                             seed=args.seed + 1, n_jobs=args.n_jobs,
+                             calibrations=args.calibrations)
     write_csv(rows_eps, os.path.join(args.out, "regret_vs_epsilon.csv"))
     figures = _write_plots(rows_T, rows_eps, args.out)
     out = sys.stdout
-    out.write(f"Karate club stream (n=34), T in {Ts}, {args.reps} replicates, "
-              f"epsilon={args.epsilon:g} for the T sweep.\n")
+    out.write(f"Karate club stream (n=34), T in {[] if args.skip_T else Ts}, {args.reps} "
+              f"replicates, epsilon={args.epsilon:g} for the T sweep, calibrations="
+              f"{args.calibrations}.\n")
     for name, (T_, R) in _mean_by(rows_T, "T").items():
         out.write(f"  {name:32s} expected regret at T={int(T_[-1])}: {R[-1]:9.3f} "
                   f"({R[-1] / T_[-1]:.4f} per round)\n")

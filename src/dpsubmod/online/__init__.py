@@ -12,6 +12,8 @@ Shared (this package):
   :class:`RunningSum` of a stream;
 * :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace` (streaming: memory does not
   grow with ``T``);
+* :mod:`~dpsubmod.online.guarantee`: :class:`Guarantee`, the theorem's regret bound a learner
+  states for its run (``learner.guarantee``, ``trace.guarantee``);
 * :mod:`~dpsubmod.online.oco`: the full-information oracles the learners are built on,
   :class:`PFTAL` (Smith and Thakurta 2013), :class:`PrivateFTRL` (Agarwal and Singh 2017) and
   :class:`Hedge` with its private calibration.
@@ -68,6 +70,7 @@ from .convex import (
     quadratic_losses,
     run_convex,
 )
+from .guarantee import Guarantee
 from .harness import Trace, run
 from .maximization import (
     FIDP,
@@ -136,6 +139,7 @@ __all__ = [
     "all_masks",
     "run",
     "Trace",
+    "Guarantee",
     # full-information oracles
     "PFTAL",
     "project_box",

@@ -51,6 +51,7 @@ class TraceSummary(ABC):
     wall_time: float
     comparator_time: float
     params: dict[str, Any] = field(default_factory=dict)
+    guarantee: Any = None
 
     @property
     def final_regret(self) -> float:

@@ -111,6 +111,10 @@ class Trace(TraceSummary):
         Wall time of the comparator.
     params : dict
         The learner's resolved parameters when it exposes them (else its constructor arguments).
+    guarantee : Guarantee or None
+        The learner's :attr:`~dpsubmod.online.protocol.RoundProtocol.guarantee`: its theorem's
+        bound on the expected regret for this run's parameters (None when it states none).
+        ``regret[-1]`` is one run's regret, the bound is on its expectation.
     """
 
     feedback: Feedback
@@ -370,4 +374,5 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         evaluations=int(evaluations),
         elapsed=cols.final("elapsed"), wall_time=time.perf_counter() - t_start,
         comparator_time=c1 - c0, params=dict(player.resolved_params),
+        guarantee=player.guarantee,
     )

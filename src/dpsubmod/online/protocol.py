@@ -230,6 +230,18 @@ class RoundProtocol(OnlineBase):
         return int(self.T)  # type: ignore[attr-defined]
 
     @property
+    def guarantee(self) -> Any:
+        """The theorem's bound on this run's expected regret for its resolved parameters (a
+        :class:`~dpsubmod.online.Guarantee`: the bound in the objective's units, the theorem,
+        and whether it is vacuous), or ``None`` for a learner that states none. Known from the
+        public parameters before round 1."""
+        self._ensure_state()
+        return self._guarantee()
+
+    def _guarantee(self) -> Any:
+        return None
+
+    @property
     def resolved_params(self) -> dict[str, Any]:
         """Every parameter after defaults were resolved (learning rates, exploration, noise
         calibration, ...), enough to reproduce a run; the constructor arguments for a learner

@@ -1,27 +1,27 @@
 """Online submodular maximization: private Hedge experts and (private) Meta-Frank-Wolfe.
 
 * :mod:`~dpsubmod.online.maximization.experts` (shared base),
-  :mod:`~dpsubmod.online.maximization.fidp` and
-  :mod:`~dpsubmod.online.maximization.bandit_experts`: :class:`FIDP`, :class:`BanditDP`,
+  :mod:`~dpsubmod.online.maximization.fidp`,
+  :mod:`~dpsubmod.online.maximization.bandit_base` (shared bandit machinery),
+  :mod:`~dpsubmod.online.maximization.bandit_experts` and
+  :mod:`~dpsubmod.online.maximization.bandit_appendix`: :class:`FIDP`, :class:`BanditDP`,
   :class:`NaiveBanditDP`, :class:`PresampledBanditDP` (Perez-Salazar and Cummings 2021);
 * :mod:`~dpsubmod.online.maximization.streeter_golovin`: :class:`OnlineGreedy` and
   :class:`BanditOnlineGreedy`, the non-private baselines (Streeter and Golovin 2008);
-* :mod:`~dpsubmod.online.maximization.frank_wolfe` (shared machinery) and
-  :mod:`~dpsubmod.online.maximization.meta_frank_wolfe`: :class:`DPMetaFrankWolfe` (Sadeghi and
-  Fazel 2021), :class:`MetaFrankWolfe` (Chen, Hassani and Karbasi 2018) and
-  :class:`PFTALMetaFrankWolfe` (Perez-Salazar and Cummings 2021, Algorithm 4).
+* :mod:`~dpsubmod.online.maximization.frank_wolfe` (shared machinery),
+  :mod:`~dpsubmod.online.maximization.fw_bounds` (regret bounds and tuned ``K``),
+  :mod:`~dpsubmod.online.maximization.dp_meta_frank_wolfe`: :class:`DPMetaFrankWolfe` (Sadeghi
+  and Fazel 2021), and :mod:`~dpsubmod.online.maximization.meta_frank_wolfe`:
+  :class:`MetaFrankWolfe` (Chen, Hassani and Karbasi 2018) and :class:`PFTALMetaFrankWolfe`
+  (Perez-Salazar and Cummings 2021, Algorithm 4).
 """
 
 from .bandit_experts import BanditDP, NaiveBanditDP, PresampledBanditDP
+from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
 from .experts import CALIBRATIONS, HedgeExperts, bandit_failure_probability, expert_regrets
 from .fidp import FIDP
 from .frank_wolfe import GRADIENT_METHODS, FrankWolfeLearner, batch_gradient
-from .meta_frank_wolfe import (
-    DPMetaFrankWolfe,
-    MetaFrankWolfe,
-    PFTALMetaFrankWolfe,
-    dpmfw_paper_scale,
-)
+from .meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
 from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy
 
 __all__ = [

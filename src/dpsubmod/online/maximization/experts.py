@@ -11,7 +11,8 @@ exponential-mechanism draw (see :mod:`dpsubmod.online.hedge`); no noise is added
 
 Learners (all follow the online protocol of :mod:`dpsubmod.online.protocol` and run under
 :func:`~dpsubmod.online.run`; :class:`FIDP` in :mod:`~dpsubmod.online.maximization.fidp`, the
-bandit learners in :mod:`~dpsubmod.online.maximization.bandit_experts`, their shared base
+bandit learners in :mod:`~dpsubmod.online.maximization.bandit_experts` and
+:mod:`~dpsubmod.online.maximization.bandit_appendix`, their shared base
 :class:`HedgeExperts` here):
 
 * :class:`FIDP` (full information, Algorithm 2): every round each expert draws, the set of the
@@ -81,7 +82,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.stats import binom
@@ -110,6 +111,7 @@ from ..protocol import Learner
 __all__ = [
     "HedgeExperts",
     "CALIBRATIONS",
+    "REWARD_UNITS",
     "EXPECTED_VALUE_MAX_TUPLES",
     "bandit_failure_probability",
     "expert_regrets",
@@ -119,9 +121,12 @@ __all__ = [
     "weighted_values",
 ]
 
-#: Learning-rate calibrations: ``"paper"`` (the paper's formulas) or ``"tight"`` (the largest
-#: rate whose composed guarantee, under the learner's ``composition``, meets the budget).
-CALIBRATIONS = ("paper", "tight")
+#: Learning-rate calibrations: ``"tight"`` (the largest rate whose composed guarantee, under the
+#: learner's ``composition``, meets the budget) or ``"paper"`` (the paper's formulas).
+CALIBRATIONS = ("tight", "paper")
+
+#: What the experts' regret guarantees measure.
+REWARD_UNITS = "(1 - 1/e)-regret of rewards f_t in [0, 1]"
 
 #: Largest number of ``k``-tuples :meth:`expected_value` enumerates (``n**k``).
 EXPECTED_VALUE_MAX_TUPLES = 1024
@@ -198,6 +203,10 @@ class HedgeExperts(Learner):
 
     sense = "max"
     _draws_label = "T - 1"
+    #: Whether a neighbouring stream moves one score of one expert only (bandit feedback):
+    #: then only that expert's later draws differ, each ``eta``-DP, where full information
+    #: changes every expert's gains and each draw is ``2 eta``-DP.
+    _one_score: ClassVar[bool] = False
 
     # -- parameters ---------------------------------------------------------------------------
     def _check_common_params(self, caller: str) -> None:
@@ -241,12 +250,10 @@ class HedgeExperts(Learner):
             return
         name = type(self).__name__
         if self.eta is not None:
-            best = tight_hedge_eta(requested, float(self.delta), max(1, self._planned_draws()),
-                                   experts=int(self.k), composition=self.composition,
-                                   backend=self.backend)
+            best = self._tight_eta(max(1, self._planned_draws()))
             check_spend(name, spent, requested, parameter="eta",
                         fix=f"eta={float(self.eta):.6g} makes each Hedge draw "
-                            f"{hedge_draw_epsilon(self.eta, backend=self.backend):.6g}-DP; pass "
+                            f"{self._draw_epsilon(float(self.eta)):.6g}-DP; pass "
                             f"eta <= {best:.6g} (the largest rate within epsilon under "
                             f"composition={self.composition!r}), or omit eta.")
         check_spend(name, spent, requested, parameter="calibration",
@@ -259,26 +266,49 @@ class HedgeExperts(Learner):
         """Whether privacy is switched off (``epsilon=inf``): the run is then not private."""
         return is_noise_off(self.epsilon)
 
-    def _private_eta(self, draws_real: float, draws_int: int) -> float:
+    def _leaking(self) -> int:
+        """How many experts' draws a neighbouring stream can change (see ``_one_score``)."""
+        return 1 if self._one_score else int(self.k)
+
+    def _draw_epsilon(self, eta: float) -> float:
+        """Privacy of one draw of a leaking expert: ``2 eta``, or ``eta`` when one score moves."""
+        return hedge_draw_epsilon(eta, backend=self.backend, monotone=self._one_score)
+
+    def _tight_eta(self, draws: int) -> float:
+        """The largest rate whose statement (under ``composition``) is within ``epsilon``."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        if self.composition == "paper":  # the paper's own argument: k experts, 2 eta per draw
+            return tight_hedge_eta(eps, dlt, draws, experts=int(self.k), composition="paper",
+                                   backend=self.backend)
+        return tight_hedge_eta(eps, dlt, draws, experts=self._leaking(),
+                               composition=self.composition, backend=self.backend,
+                               monotone=self._one_score)
+
+    def _private_eta(self, draws_real: float, draws_int: int, optimal: float) -> float:
+        """The private rate: the paper's formula (``calibration="paper"``), or the largest rate
+        within ``epsilon``, lowered to the rate that minimises the regret bound (``optimal``)
+        when the budget allows more: a larger rate would only raise the bound."""
         eps, dlt, k = float(self.epsilon), float(self.delta), int(self.k)
         if self.calibration == "paper":
             return hedge_eta(eps, dlt, draws_real, experts=k)
-        return tight_hedge_eta(eps, dlt, max(1, draws_int), experts=k,
-                               composition=self.composition, backend=self.backend)
+        return min(self._tight_eta(max(1, draws_int)), optimal)
 
-    def _statement(self, e0: float, draws: int) -> tuple[float, float, str, bool]:
-        """``(epsilon, delta, rule, composed)`` of ``k * draws`` draws of ``e0`` each at the
-        learner's ``delta``: ``composed`` when composing the draws' events by ``rule`` gives the
-        statement (else it comes from the paper's own argument)."""
+    def _statement(self, eta: float, draws: int) -> tuple[float, float, str, bool]:
+        """``(epsilon, delta, rule, composed)`` of the run's ``draws`` draws per leaking expert
+        at rate ``eta``: ``composed`` when composing the draws' events by ``rule`` gives the
+        statement (else it comes from the paper's own argument, ``composition="paper"``: every
+        one of the ``k`` experts, ``2 eta`` per draw)."""
         if draws <= 0:
             return 0.0, 0.0, "basic", True
         k, dlt = int(self.k), float(self.delta)
         if self.composition == "paper":
+            e0 = hedge_draw_epsilon(eta, backend=self.backend)
             return paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
+        e0, count = self._draw_epsilon(eta), self._leaking() * draws
         if self.composition == "auto":
-            eps, rule = best_composition(e0, k * draws, dlt)
+            eps, rule = best_composition(e0, count, dlt)
         else:
-            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=k * draws)], dlt,
+            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
                                    self.composition, caller=type(self).__name__)
         return eps, 0.0 if rule == "basic" else dlt, rule, True
 
@@ -298,9 +328,9 @@ class HedgeExperts(Learner):
     def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
         """``(epsilon, delta, rule, composed, e0, draws, overrun)`` of the whole run."""
         c = self._calibrate(warn=False)
-        e0 = hedge_draw_epsilon(c["eta"], backend=self.backend)
+        e0 = self._draw_epsilon(c["eta"])
         overrun, p_fail = self._overrun(c)
-        eps, dlt, rule, composed = self._statement(e0, int(c["draws"]))
+        eps, dlt, rule, composed = self._statement(c["eta"], int(c["draws"]))
         if overrun:
             composed = False
         return eps, dlt + p_fail, rule, composed, e0, int(c["draws"]), overrun
@@ -313,18 +343,21 @@ class HedgeExperts(Learner):
 
     def _build_plan(self) -> PrivacyPlan:
         eps, dlt, rule, composed, e0, draws, overrun = self._plan_statement()
-        k = int(self.k)
+        k, leak = int(self.k), self._leaking()
+        who = (f"the one Hedge expert whose observed value differs (of {k}; one score moves, "
+               "each draw eta-DP)" if self._one_score else
+               f"{k} Hedge experts (every gain vector moves, each draw 2 eta-DP)")
         events = []
         if draws > 0:
             events.append(PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw", count=k * draws,
-                note=f"{k} Hedge experts x {draws} data-dependent draws ({self._draws_label}), "
-                     f"score sensitivity 1"))
+                e0, mechanism="hedge_draw", count=leak * draws,
+                note=f"{draws} data-dependent draws ({self._draws_label}) of {who}, score "
+                     "sensitivity 1"))
         if overrun > 0:
             events.append(PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw_beyond_budget", count=k * overrun,
-                note=f"{k} Hedge experts x up to {overrun} draws beyond the exploration budget, "
-                     "made only with the failure probability counted in delta"))
+                e0, mechanism="hedge_draw_beyond_budget", count=leak * overrun,
+                note=f"up to {overrun} draws beyond the exploration budget of {who}, made only "
+                     "with the failure probability counted in delta"))
         name = type(self).__name__
         if composed:
             return run_plan(name, events, delta=float(self.delta), composition=rule,
@@ -341,7 +374,7 @@ class HedgeExperts(Learner):
 
     def _with_guarantee(self, p: dict[str, Any]) -> dict[str, Any]:
         rep = self.privacy
-        p["e0"] = hedge_draw_epsilon(p["eta"], backend=self.backend)
+        p["e0"] = self._draw_epsilon(p["eta"])
         p["epsilon_guarantee"] = math.inf if rep is None else float(rep.epsilon)
         p["delta_guarantee"] = 1.0 if rep is None else float(rep.delta)
         return p
@@ -364,7 +397,7 @@ class HedgeExperts(Learner):
         """One draw of every expert, through the run's allowance once it depends on data."""
         if self._allowance is not None and self._fed:
             self._allowance.charge(PrivacyEvent.exponential(
-                self._params["e0"], mechanism="hedge_draw", count=int(self.k)))
+                self._params["e0"], mechanism="hedge_draw", count=self._leaking()))
         return self._hedge.sample()
 
     # -- diagnostics (non-private) ------------------------------------------------------------

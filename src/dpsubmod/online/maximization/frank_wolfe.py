@@ -25,7 +25,9 @@ from ...extensions.multilinear import multilinear_gradients, multilinear_value
 from ...functions.base import SetFunction
 from ...polytopes.projections import Region, as_region
 from ...polytopes.rounding import round_point
+from ..guarantee import Guarantee, regret_guarantee
 from ..protocol import Learner
+from .fw_bounds import frank_wolfe_bias
 
 __all__ = ["FrankWolfeLearner", "batch_gradient", "GRADIENT_METHODS", "NEIGHBOURING"]
 
@@ -62,7 +64,13 @@ class FrankWolfeLearner(Learner):
                 f"Pass the constraint itself (int k, Matroid or Knapsack) to {caller}, not a "
                 "Region, so run() can compute the comparator."
             )
-        if self.K is not None:
+        if isinstance(self.K, str):
+            if self.K != "paper":
+                raise ValidationError(
+                    f"The 'K' parameter of {caller} must be a positive int, 'paper' or None "
+                    f"(tuned); got {self.K!r}."
+                )
+        elif self.K is not None:
             check_int(self.K, "K", low=1, caller=caller)
         check_real(self.bound, "bound", low=0.0, low_open=True, caller=caller,
                    fix="bound is a public m_F >= max_t max_e F_t({e}) (1 for functions in "
@@ -74,11 +82,32 @@ class FrankWolfeLearner(Learner):
             )
         check_int(self.n_samples, "n_samples", low=2, caller=caller)
 
-    def _default_K(self) -> int:
+    def _paper_K(self) -> int:
+        r"""The theorem's number of Frank-Wolfe steps (``K="paper"``): :math:`\lceil\sqrt
+        T\rceil`."""
         return max(1, math.ceil(math.sqrt(int(self.T))))
 
+    def _default_K(self) -> int:
+        """The number of steps when ``K`` is None (subclasses tune it to the budget)."""
+        return self._paper_K()
+
     def _K(self) -> int:
+        if self.K == "paper":
+            return self._paper_K()
         return int(self.K) if self.K is not None else self._default_K()
+
+    def _public_region(self) -> Region:
+        return as_region(self.constraint, self.n)
+
+    def _fw_guarantee(self, oracle_regret: float, K: int, theorem: str) -> Guarantee:
+        """Lemma 7: the oracles' average regret plus the Frank-Wolfe bias; vacuous at the
+        ``(1 - 1/e)``-regret of playing nothing, ``(1 - 1/e) T R_1 m_F``."""
+        reg = self._public_region()
+        T, m = int(self.T), float(self.bound)
+        bound = oracle_regret + frank_wolfe_bias(T, K, reg.l1_radius, m)
+        units = f"(1 - 1/e)-regret of the multilinear extensions (singletons <= {m:g})"
+        return regret_guarantee(bound, (1.0 - 1.0 / math.e) * T * reg.l1_radius * m,
+                                units=units, theorem=theorem)
 
     def _reset(self) -> None:
         super()._reset()

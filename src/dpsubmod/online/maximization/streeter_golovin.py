@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 
 from ..._rng import RNGLike
-from .bandit_experts import NaiveBanditDP
+from .bandit_appendix import NaiveBanditDP
 from .fidp import FIDP
 
 __all__ = ["OnlineGreedy", "BanditOnlineGreedy"]

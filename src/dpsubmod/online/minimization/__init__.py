@@ -1,13 +1,16 @@
 """Online submodular minimization: learners on the Lovász extensions of the round's costs.
 
 * :mod:`~dpsubmod.online.minimization.pftal`: :class:`SubmodPFTAL` (full information) and
-  :class:`BanditSubmodPFTAL` (bandit), private (Cardoso and Cummings 2018);
+  :mod:`~dpsubmod.online.minimization.bandit_pftal`: :class:`BanditSubmodPFTAL` (bandit),
+  private (Cardoso and Cummings 2018), with their regret bounds and tuned parameters in
+  :mod:`~dpsubmod.online.minimization.bounds`;
 * :mod:`~dpsubmod.online.minimization.hazan_kale`: :class:`HazanKale` and
   :class:`BanditHazanKale`, projected subgradient descent (Hazan and Kale 2012; not private);
 * :mod:`~dpsubmod.online.minimization.onepoint`: chains of a point of the cube, the exploration
   distribution and the one-point estimator of the bandit learners.
 """
 
+from .bandit_pftal import BanditSubmodPFTAL
 from .hazan_kale import BanditHazanKale, HazanKale
 from .onepoint import (
     EstimatorOutcome,
@@ -20,7 +23,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import CALIBRATIONS, BanditSubmodPFTAL, SubmodPFTAL
+from .pftal import CALIBRATIONS, SubmodPFTAL
 
 __all__ = [
     "SubmodPFTAL",

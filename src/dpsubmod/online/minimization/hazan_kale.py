@@ -39,7 +39,9 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_real
 from ...functions.base import SetFunction
 from .._checks import check_x1, resolve_gamma
+from ..guarantee import Guarantee, regret_guarantee
 from ..protocol import Learner
+from .bounds import COST_UNITS, bandit_hazan_kale_bound, hazan_kale_bound
 from .onepoint import (
     chain_order,
     chain_subgradient,
@@ -127,6 +129,16 @@ class HazanKale(_OGDBase):
         eta = math.sqrt(n) / (4.0 * M * math.sqrt(T)) if self.eta is None else float(self.eta)
         return {"n": n, "T": T, "M": M, "eta": eta}
 
+    def _guarantee(self) -> Guarantee:
+        """Projected online gradient descent (Zinkevich 2003) on the Lovász extensions:
+        ``n / (2 eta) + 8 M^2 eta T``, ``4 M sqrt(n T)`` at the default step."""
+        p = self.resolved_params
+        n, T, M = p["n"], p["T"], p["M"]
+        return regret_guarantee(hazan_kale_bound(n, T, M, p["eta"]), 2.0 * M * T,
+                                units=COST_UNITS.format(M=M),
+                                theorem="Hazan and Kale (2012), full information (Zinkevich's "
+                                        "bound with the chain subgradient's norm <= 4M)")
+
     def _select(self) -> np.ndarray:
         u = 1.0 - float(self._rng.random())
         return self._x >= u
@@ -195,6 +207,16 @@ class BanditHazanKale(_OGDBase):
         else:
             eta = float(self.eta)
         return {"n": n, "T": T, "M": M, "gamma": gamma, "eta": eta}
+
+    def _guarantee(self) -> Guarantee:
+        """``n / (2 eta) + eta T G^2 / 2 + 2 gamma M T`` with ``G^2 = 4 M^2 (n+1)^2 / gamma``,
+        the estimator's second moment (module docstring)."""
+        p = self.resolved_params
+        n, T, M = p["n"], p["T"], p["M"]
+        return regret_guarantee(bandit_hazan_kale_bound(n, T, M, p["eta"], p["gamma"]),
+                                2.0 * M * T, units=COST_UNITS.format(M=M),
+                                theorem="Hazan and Kale (2012), bandit (projected gradient "
+                                        "descent on the corrected one-point estimate)")
 
     def _select(self) -> np.ndarray:
         x = self._x

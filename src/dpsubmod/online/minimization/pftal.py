@@ -10,7 +10,8 @@ convex :math:`\hat f_t(x) + \frac H2 \|x\|^2`, and run :class:`~dpsubmod.online.
 * :class:`SubmodPFTAL` (full information, Algorithm 1) rounds :math:`x_t` by one uniform threshold
   (no expected loss: :math:`\mathbb{E} f_t(S_t) = \hat f_t(x_t)`) and feeds the chain subgradient
   :math:`g_t` of :math:`\hat f_t` at :math:`x_t` (``n + 1`` evaluations of ``f_t``).
-* :class:`BanditSubmodPFTAL` (bandit, Algorithm 2) plays a chain set of :math:`x_t` drawn from the
+* :class:`~dpsubmod.online.BanditSubmodPFTAL` (bandit, Algorithm 2; in
+  :mod:`~dpsubmod.online.minimization.bandit_pftal`) plays a chain set of :math:`x_t` drawn from the
   exploration distribution and feeds the corrected one-point estimate
   (:mod:`dpsubmod.online.minimization.onepoint`); it evaluates ``f_t`` once, at the played set.
 
@@ -36,11 +37,21 @@ Calibration (the sound readings of the errata; every value can be overridden):
   the chain vector is rescaled to norm :math:`\le \Delta/2` (full information) and the observed
   value is clipped to :math:`[-M, M]` (bandit). Both are no-ops on valid inputs and keep the
   guarantee when a user's function is not submodular or leaves its declared range.
-* ``H`` defaults to :math:`M/\sqrt{nT}` (Theorem 7, whose printed :math:`O(M\sqrt T/\sqrt n)`
-  drops a factor ``T``; this reading reproduces the claimed :math:`\tilde O(n^{3/2} M \sqrt T /
-  \varepsilon)`) and to :math:`M/(\sqrt n\, T^{1/4})` in the bandit case (Theorem 9's
-  :math:`O(M/\sqrt{n T^{1/4}})` read as intended); :math:`\gamma = \min(1, n/T^{1/4})`, clipped
-  with a warning when the theorem's value exceeds 1 (it needs :math:`T \ge n^4`).
+* ``H`` of a private full-information run defaults to the minimiser of the explicit Theorem 7
+  bound (:mod:`~dpsubmod.online.minimization.bounds`) for this run's
+  :math:`(n, T, M, \varepsilon)` and calibrated sensitivity: the theorem's choice
+  :math:`H = M/\sqrt{nT}` balances the non-private terms only, and at :math:`\varepsilon = 1`
+  the counter's noise, divided by :math:`tH`, then swamps the signal and the learner is no better
+  than a random set. Privacy does not depend on ``H``. The theorem's value stays available as
+  ``H="paper"`` and is the default with the noise off and for ``calibration="paper"``: Theorem
+  7, whose printed :math:`O(M\sqrt T/\sqrt n)` drops a factor ``T``; this reading reproduces
+  the claimed :math:`\tilde O(n^{3/2} M \sqrt T / \varepsilon)`.
+* the bandit learner keeps Theorem 9's :math:`H = M/(\sqrt n\, T^{1/4})` (read as intended from
+  the printed :math:`O(M/\sqrt{n T^{1/4}})`) and :math:`\gamma = \min(1, n/T^{1/4})`, clipped
+  with a warning when the theorem's value exceeds 1 (it needs :math:`T \ge n^4`); the bound
+  minimisers are available as ``"tuned"`` but did no better (see the class docstring).
+* :attr:`~dpsubmod.online.protocol.RoundProtocol.guarantee` states the explicit Theorem 7 / 9
+  bound at the run's parameters, marked vacuous when it exceeds the trivial :math:`2MT`.
 
 ``epsilon=math.inf`` switches the noise off: non-private FTAL on the regularised extensions, the
 baseline that isolates the cost of privacy. Those runs are **not private** (``privacy`` is None).
@@ -70,21 +81,15 @@ from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from ...privacy.plan import PrivacyPlan
-from .._checks import check_privacy_args, check_x1, clip_norm, resolve_gamma
+from .._checks import check_privacy_args, check_x1, clip_norm
 from .._plans import check_spend, run_plan
+from ..guarantee import Guarantee, regret_guarantee
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
-from .onepoint import (
-    chain_order,
-    chain_subgradient,
-    chain_values,
-    chain_weights,
-    exploration_probabilities,
-    one_point_gradient,
-    sample_index,
-)
+from .bounds import COST_UNITS, best_submod_pftal_H, submod_pftal_bound
+from .onepoint import chain_order, chain_subgradient, chain_values, chain_weights
 
-__all__ = ["SubmodPFTAL", "BanditSubmodPFTAL", "CALIBRATIONS"]
+__all__ = ["SubmodPFTAL", "CALIBRATIONS"]
 
 #: Valid ``calibration`` values of the learners.
 CALIBRATIONS = {
@@ -196,8 +201,9 @@ class SubmodPFTAL(_SubmodBase):
 
     Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
     function, for costs with range :math:`[-M, M]` (enforced by ``clip``). Expected regret
-    :math:`\tilde O(n^{3/2} M \sqrt T/\varepsilon)` with the default ``H`` (Theorem 7, corrected
-    reading; see the module docstring and the errata); without noise :math:`O(M\sqrt{nT}\log T)`.
+    :math:`\tilde O(n^{3/2} M \sqrt T/\varepsilon)` (Theorem 7, corrected reading; see the
+    module docstring and the errata); without noise :math:`O(M\sqrt{nT}\log T)`. The run's
+    explicit bound is :attr:`guarantee`.
 
     Parameters
     ----------
@@ -209,8 +215,12 @@ class SubmodPFTAL(_SubmodBase):
         Public bound on :math:`|f_t(S)|` for every ``t`` and ``S``.
     epsilon : float
         Privacy parameter of the whole run; ``math.inf`` switches the noise off (**not private**).
-    H : float or "tuned", optional
-        Strong-convexity parameter. Default :math:`M/\sqrt{nT}` (Theorem 7). ``"tuned"`` uses
+    H : float, "paper" or "tuned", optional
+        Strong-convexity parameter. Default (private run): the minimiser
+        :math:`\sqrt{a/d}` of the explicit Theorem 7 bound :math:`a/H + b + dH`
+        (:func:`~dpsubmod.online.minimization.bounds.best_submod_pftal_H`, at the calibrated
+        sensitivity); with the noise off, or with ``calibration="paper"``, and for
+        ``H="paper"``: Theorem 7's :math:`M/\sqrt{nT}`. ``"tuned"`` uses
         :math:`\sqrt{2a/(nT)}` with
         :math:`a = 72 M^2 \ln T + 48 n M \Delta \ln^{2.5} T/\varepsilon`, the minimiser of the
         regret bound assembled from the paper's lemmas (assumes
@@ -293,8 +303,13 @@ class SubmodPFTAL(_SubmodBase):
         # ||g - g'||_2 <= 2 * 2 sqrt(2) M and ||g - g'||_1 <= 2 * 4M.
         sound = 8.0 * M if l1 else 4.0 * _SQRT2 * M
         base = {"sound": sound, "conservative": 8.0 * M}
-        if self.H is None:
+        theorem = off or (self.calibration == "paper" and self.sensitivity is None)
+        if self.H == "paper" or (self.H is None and theorem):
             H = M / math.sqrt(n * T)
+        elif self.H is None:
+            c = float(self.sensitivity) if self.sensitivity is not None else base[
+                self.calibration]
+            H = best_submod_pftal_H(n, T, M, c, math.inf if off else float(self.epsilon))
         elif self.H == "tuned":
             lt = max(1.0, math.log(T))
             delta_h = self.sensitivity if self.sensitivity is not None else base.get(
@@ -329,6 +344,17 @@ class SubmodPFTAL(_SubmodBase):
             "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
         }
 
+    def _guarantee(self) -> Guarantee:
+        """Theorem 7's explicit bound at the run's ``H`` and calibration (module
+        :mod:`~dpsubmod.online.minimization.bounds`)."""
+        p = self.resolved_params
+        n, T, M = p["n"], p["T"], p["M"]
+        bound = submod_pftal_bound(n, T, M, p["H"], p["calibrated_sensitivity"],
+                                   math.inf if p["noise_off"] else p["epsilon"])
+        return regret_guarantee(bound, 2.0 * M * T, units=COST_UNITS.format(M=M),
+                                theorem="Cardoso and Cummings (2018), Theorem 7 (explicit "
+                                        "reading: Lemmas 7, 9 and 11)")
+
     def _select(self) -> np.ndarray:
         self._x = self._oco.point()
         u = 1.0 - float(self._play_rng.random())  # U in (0, 1]: x_i = 0 is never chosen
@@ -349,141 +375,14 @@ class SubmodPFTAL(_SubmodBase):
         return float(chain_weights(self._x, order) @ chain_values(f, order, count=False))
 
 
-class BanditSubmodPFTAL(_SubmodBase):
-    r"""Private online submodular minimization with bandit feedback (Cardoso and Cummings 2018,
-    Algorithm 2 "BanditSubmodPFTAL").
-
-    Round ``t``: take the chain of :math:`x_t` (weights :math:`\mu`), draw chain set :math:`B_k`
-    with probability :math:`\rho_k = (1-\gamma)\mu_k + \gamma/(n+1)`, play it, observe
-    :math:`y = f_t(B_k)` (the only evaluation), build the corrected one-point estimate
-    :math:`\hat g_t` (:mod:`dpsubmod.online.minimization.onepoint`; unbiased for the chain
-    subgradient, Lemma 4), feed :math:`\hat g_t + H x_t` to the tree counter and move to
-    :math:`x_{t+1} = \mathrm{clip}(\bar x_t - \hat v_t/(tH), 0, 1)`.
-
-    Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
-    function, when the counter is calibrated to :math:`\Delta = 4M(n+1)/\gamma` (default; the
-    values are clipped to :math:`[-M, M]` so this holds for any input). Given the released past
-    the law of :math:`(S_t, \xi_t)` depends only on :math:`x_t`, so only the counter touches the
-    data. Expected regret :math:`\tilde O(M n^{3/2} T^{3/4}/\varepsilon)` (Theorem 9 with the
-    reading of ``H`` in the module docstring; the sound calibration changes the privacy term to
-    :math:`\tilde O(M n^{3/2}\sqrt T/\varepsilon)`, inside the claim). Without noise the
-    exploration cost :math:`2\gamma M T` and the estimator variance give :math:`O(n M T^{3/4})`.
-
-    Parameters
-    ----------
-    n, T, M, epsilon, noise, delta, x1, rng
-        As in :class:`SubmodPFTAL` (``x1`` defaults to 0).
-    H : float, optional
-        Default :math:`M/(\sqrt n\, T^{1/4})`.
-    gamma : float, optional
-        Exploration probability in (0, 1]. Default :math:`\min(1, n/T^{1/4})` (Theorem 9); a
-        value above 1 (including the theorem's when :math:`T < n^4`) is clipped to 1 with a
-        warning.
-    calibration : {"sound", "paper"}, default="sound"
-        :math:`\Delta = 4M(n+1)/\gamma`, or the paper's :math:`L = 4M + 2H\sqrt n`, which is
-        refused (:class:`~dpsubmod.errors.ValidationError` at construction) when it is below
-        :math:`\Delta`: the run would then be only
-        :math:`\varepsilon \cdot 4M(n+1)/(\gamma L)`-DP.
-    sensitivity : float, optional
-        Override of :math:`\Delta` (trusted as given).
-    clip : bool, default=True
-        Clip observed values to :math:`[-M, M]` (no-op on valid inputs).
-    budget : Budget or None, default=None
-        As in :class:`SubmodPFTAL`.
-    """
-
-    feedback = "bandit"
-
-    def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | None = None,
-                 gamma: float | None = None, calibration: str = "sound",
-                 sensitivity: float | None = None, clip: bool = True, x1: object = None,
-                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
-                 budget: Any = None):
-        caller = "BanditSubmodPFTAL"
-        self._check_common(n, T, caller)
-        check_real(M, "M", low=0.0, low_open=True, caller=caller)
-        _check_h(H, caller, allow_tuned=False)
-        if gamma is not None:
-            check_real(gamma, "gamma", low=0.0, low_open=True, caller=caller,
-                       fix="gamma is a mixing probability; values above 1 are clipped to 1.")
-        _check_calibration(calibration, noise, caller)
-        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
-        check_x1(x1, n, caller)
-        self.n = n
-        self.T = T
-        self.M = M
-        self.epsilon = epsilon
-        self.H = H
-        self.gamma = gamma
-        self.calibration = calibration
-        self.sensitivity = sensitivity
-        self.clip = clip
-        self.x1 = x1
-        self.noise = noise
-        self.delta = delta
-        self.rng = rng
-        self.budget = budget
-        self._check_spend()
-
-    def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
-        n, T, M = int(self.n), int(self.T), float(self.M)
-        off = is_noise_off(self.epsilon)
-        H = M / (math.sqrt(n) * T ** 0.25) if self.H is None else float(self.H)
-        gamma = resolve_gamma(self.gamma, n / T ** 0.25, "BanditSubmodPFTAL",
-                              "n / T^(1/4) (Theorem 9)", warn=warn)
-        lipschitz = 4.0 * M + 2.0 * H * math.sqrt(n)
-        sound = 4.0 * M * (n + 1) / gamma
-        if self.sensitivity is not None:
-            cal = float(self.sensitivity)
-            needed = cal
-        else:
-            cal = lipschitz if self.calibration == "paper" else sound
-            needed = sound
-        eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
-        return {
-            "n": n, "T": T, "M": M, "H": H, "gamma": gamma, "lipschitz": lipschitz,
-            "calibration": self.calibration if self.sensitivity is None else "user",
-            "calibrated_sensitivity": cal, "sensitivity_needed": needed, "noise_off": off,
-            "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
-        }
-
-    def _select(self) -> np.ndarray:
-        x = self._oco.point()
-        self._x = x
-        order = chain_order(x)
-        rho = exploration_probabilities(chain_weights(x, order), self._params["gamma"])
-        u, v = self._play_rng.random(2)  # both drawn every round: one stream position per round
-        k = sample_index(rho, float(u))
-        self._draw = (order, rho, k, 1 if v < 0.5 else -1)
-        mask = np.zeros(x.size, dtype=bool)
-        mask[order[:k]] = True
-        return mask
-
-    def _update(self, y: float) -> None:  # type: ignore[override]
-        order, rho, k, xi = self._draw
-        if self.clip:
-            M = self._params["M"]
-            y = min(max(y, -M), M)
-        ghat = one_point_gradient(order, rho, k, y, xi)
-        self._g_last = ghat
-        self._oco.update(ghat + self._params["H"] * self._x)
-
-    def expected_value(self, f: SetFunction) -> float:
-        """``sum_k rho_k f(B_k)``: the exact expected cost of the exploration draw
-        (non-private diagnostic; uncounted)."""
-        self._require_pending("expected_value")
-        order, rho, _, _ = self._draw
-        return float(rho @ chain_values(f, order, count=False))
-
-
 def _check_h(H: object, caller: str, *, allow_tuned: bool) -> None:
     if H is None:
         return
     if isinstance(H, str):
-        if allow_tuned and H == "tuned":
+        if H == "paper" or (allow_tuned and H == "tuned"):
             return
         raise ValidationError(
-            f"The 'H' parameter of {caller} must be a positive float"
+            f"The 'H' parameter of {caller} must be a positive float, 'paper'"
             + (", 'tuned'" if allow_tuned else "") + f" or None; got {H!r}."
         )
     check_real(H, "H", low=0.0, low_open=True, caller=caller)

@@ -116,14 +116,23 @@ def backend_sensitivity(backend: object) -> float:
     return float(resolve_backend(backend).effective_sensitivity(1.0, kind="linf"))
 
 
-def hedge_draw_epsilon(eta: float, *, backend: str | None = None) -> float:
-    """Privacy of one Hedge draw: ``2 * eta`` (exponential mechanism, score sensitivity 1).
+def hedge_draw_epsilon(eta: float, *, backend: str | None = None,
+                       monotone: bool = False) -> float:
+    """Privacy of one Hedge draw: ``2 * eta`` (exponential mechanism, score sensitivity 1), or
+    ``eta`` when neighbouring runs move the scores in one direction only (``monotone``).
+
+    ``monotone`` is the case of the bandit experts: a neighbouring stream changes one observed
+    value, which enters one expert's score of one action, so at every later draw of that expert
+    the scores of the two runs differ in one coordinate, by at most 1. Then the probability of
+    every action moves by a factor within ``[e^-eta, e^eta]`` (either the action's own weight or
+    the normaliser changes, never both against each other), and the log-ratios of all actions
+    lie in one interval of width ``eta``: the draw is ``eta``-DP and ``eta``-bounded-range.
 
     On the secure backend the score sensitivity is the effective (grid-rounded) one, which is
     1 for its default grid.
 
-    >>> hedge_draw_epsilon(0.01)
-    0.02
+    >>> hedge_draw_epsilon(0.01), hedge_draw_epsilon(0.01, monotone=True)
+    (0.02, 0.01)
     """
     e = check_eta(eta, "hedge_draw_epsilon")
     if backend not in BACKENDS:
@@ -131,7 +140,7 @@ def hedge_draw_epsilon(eta: float, *, backend: str | None = None) -> float:
             f"The 'backend' parameter of hedge_draw_epsilon must be one of {BACKENDS}; got "
             f"{backend!r}."
         )
-    return exponential_mechanism_epsilon(e, backend_sensitivity(backend))
+    return exponential_mechanism_epsilon(e, backend_sensitivity(backend), monotonic=monotone)
 
 
 def hedge_eta(epsilon: float, delta: float, draws: float, *, experts: int = 1) -> float:
@@ -180,10 +189,12 @@ def paper_epsilon(eps0: float, draws: int, delta: float, experts: int) -> float:
 
 
 def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
-                  composition: str = "auto", backend: str | None = None) -> float:
+                  composition: str = "auto", backend: str | None = None,
+                  monotone: bool = False) -> float:
     r"""The epsilon at total ``delta`` of ``experts`` Hedge copies making ``draws`` draws each.
 
-    Each draw is :math:`2\eta`-DP and :math:`2\eta`-bounded-range (see the module docstring).
+    Each draw is :math:`2\eta`-DP and :math:`2\eta`-bounded-range (see the module docstring),
+    or :math:`\eta` with ``monotone`` (see :func:`hedge_draw_epsilon`).
 
     Parameters
     ----------
@@ -205,6 +216,9 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         bounded-range zCDP composition.
     backend : {None, "numpy", "secure"}, default=None
         The sampler (the secure backend's grid can inflate the score sensitivity).
+    monotone : bool, default=False
+        Each draw is :math:`\eta`-DP (one score moves, in one direction); ignored by
+        ``"paper"``, which is the paper's own argument.
 
     Returns
     -------
@@ -219,7 +233,7 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
     0.5091
     """
     caller = "hedge_epsilon"
-    e0 = hedge_draw_epsilon(eta, backend=backend)
+    e0 = hedge_draw_epsilon(eta, backend=backend, monotone=monotone and composition != "paper")
     D = check_int(draws, "draws", low=1, caller=caller)
     k = check_int(experts, "experts", low=1, caller=caller)
     if composition not in HEDGE_COMPOSITIONS:
@@ -261,7 +275,8 @@ def best_composition(eps0: float, count: int, delta: float) -> tuple[float, str]
 
 
 def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 1,
-                    composition: str = "auto", backend: str | None = None) -> float:
+                    composition: str = "auto", backend: str | None = None,
+                    monotone: bool = False) -> float:
     r"""The largest learning rate whose :func:`hedge_epsilon` is at most ``epsilon``.
 
     Not in the paper (its Proposition 2 is about twice conservative); offered as
@@ -282,7 +297,7 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             f"The 'composition' parameter of {caller} must be one of {HEDGE_COMPOSITIONS}; got "
             f"{composition!r}."
         )
-    scale = 2.0 * backend_sensitivity(backend)
+    scale = (1.0 if monotone and composition != "paper" else 2.0) * backend_sensitivity(backend)
     if composition == "paper":
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
@@ -309,7 +324,7 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
     eta = e0 / scale
     # exponential_mechanism_epsilon rounds up; step down until the map agrees.
     while hedge_epsilon(eta, D, delta, experts=k, composition=composition,
-                        backend=backend) > eps * (1.0 + 1e-12):
+                        backend=backend, monotone=monotone) > eps * (1.0 + 1e-12):
         eta = math.nextafter(eta, 0.0)
     return eta
 
