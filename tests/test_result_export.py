@@ -24,7 +24,8 @@ def f():
 def test_private_release_holds_selection_statement_and_parameters(f):
     res = maximize(f, 3, method="private_greedy", epsilon=1.0, rng=0)
     d = res.to_dict()
-    assert set(d) == {"dpsubmod_version", "method", "selection", "privacy", "params"}
+    assert set(d) == {"dpsubmod_version", "method", "selection", "privacy", "params",
+                      "guarantee"}
     assert d["dpsubmod_version"] == __version__ and d["method"] == "private_greedy"
     assert d["selection"] == list(res.selection)
     assert d["privacy"]["epsilon"] == 1.0 and d["privacy"]["statement"] == str(res.privacy)

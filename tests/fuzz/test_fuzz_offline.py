@@ -60,6 +60,8 @@ def _option(draw: Any, case: Case, name: str, n: int, spec: Any) -> Any:
         return boolean(draw, case, name)
     if name == "noise":
         return choice(draw, case, name, ["laplace", "gaussian"])
+    if name == "calibration":
+        return choice(draw, case, name, ["tight", "paper"])
     if name == "gaussian_calibration":
         return choice(draw, case, name, ["auto", "paper", "analytic", "zcdp"])
     if name == "value_bound":

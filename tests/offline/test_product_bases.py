@@ -147,7 +147,8 @@ def test_continuous_greedy_on_a_graphic_matroid_returns(monkeypatch):
     signal.alarm(120)
     try:
         for eps in (1.0, 30.0):
-            res = maximize(f, m, "private_continuous_greedy", epsilon=eps, rng=1)
+            # T = r, the paper's choice: few steps, hence the large per-step weight
+            res = maximize(f, m, "private_continuous_greedy", epsilon=eps, steps=m.rank, rng=1)
             assert len(res.selection) == m.rank and m.is_independent(list(res.selection))
             assert res.params["weight"] > 100  # the regime where the walk never returned
     finally:

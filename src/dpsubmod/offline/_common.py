@@ -95,7 +95,8 @@ def check_score_sensitivity(value: float, sensitivity: float, caller: str) -> fl
 
 
 def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: Any,
-                evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
+                evaluations: int, params: dict[str, Any], trace: list[float],
+                guarantee: Any = None) -> Result:
     """Assemble a Result; the diagnostic value is computed without touching the counter (and
     refused when it is not finite: the selection would not be what it claims)."""
     mask = np.zeros(f.n, dtype=bool)
@@ -109,6 +110,7 @@ def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: A
         evaluations=int(evaluations),
         params=params,
         diagnostics=Diagnostics(value=value, trace=tuple(float(t) for t in trace)),
+        guarantee=guarantee,
     )
 
 

@@ -60,6 +60,7 @@ from ..privacy.plan import backend_name
 from ._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from ._product_bases import ProductBaseSampler, product_base_sampler
+from .guarantees import continuous_default_steps, continuous_guarantee, no_guarantee
 from .registry import register
 from .result import Result
 
@@ -261,8 +262,13 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     epsilon, delta : float
         Total privacy budget.
     steps : int, optional
-        ``T``; default the rank ``r`` (the paper's choice). The discretization term
-        :math:`m_F r^2 / (2T)` shrinks and the privacy term grows linearly in ``T``.
+        ``T``; the discretization term :math:`m_F r^2 / (2T)` shrinks and the privacy term
+        grows linearly in ``T``. Default :func:`~dpsubmod.offline.guarantees.
+        continuous_default_steps`: ``ceil(r^2 / (1 - 1/e))`` (at most 256), the fewest steps
+        for which ``Result.guarantee`` keeps at least half of the ``(1 - 1/e)`` ratio once
+        :math:`m_F \le \mathrm{OPT}` is used. The paper's ``T = r`` leaves the ratio
+        :math:`1 - 1/e - r/2`, negative from ``r = 2`` on (a vacuous guarantee). From
+        ``r = 18`` on the cap makes the guarantee vacuous.
     cover_size : int, default=1
         ``m``, bases averaged per cover point; 1 is the recommended bases variant.
     gradient : {"auto", "exact", "sampling"}, default="auto"
@@ -308,7 +314,8 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     sampler = product_base_sampler(matroid, caller)
     _check_numpy_backend(backend, caller)
     r = matroid.rank
-    T = r if steps is None else check_int(steps, "steps", low=1, caller=caller)
+    T = continuous_default_steps(r) if steps is None else check_int(steps, "steps", low=1,
+                                                                    caller=caller)
     m = check_int(cover_size, "cover_size", low=1, caller=caller)
     cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
                                         gradient_sensitivity=s, composition=composition)
@@ -322,8 +329,20 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     selection = decomposition.round(matroid, rng=gen)
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
     params.update(cover_size=m)
+    theorem = "Rafiey and Yoshida 2020, Algorithm 1 (bases cover; continuous_greedy_utility_gap)"
+    if oracle.resolved == "sampling":
+        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
+                                 "add an estimation error with no explicit bound here")
+    else:
+        log_bases = math.lgamma(f.n + 1) - math.lgamma(r + 1) - math.lgamma(f.n - r + 1)
+        guarantee = continuous_guarantee(
+            matroid, noise_term=continuous_greedy_utility_gap(
+                epsilon_step=cal.epsilon_step, rank=r, steps=T, gradient_sensitivity=s,
+                log_n_bases=log_bases, value_bound=0.0, cover_size=m),
+            radius=r, steps=T, value_bound=None, theorem=theorem)
     return make_result(f, list(selection), "private_continuous_greedy", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace)
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)
 
 
 def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreedyCalibration,
@@ -519,5 +538,9 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
     params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
                   backend=backend_name(backend))
+    guarantee = no_guarantee(
+        "Rafiey and Yoshida 2020, Algorithm 2: private, but its (1 - 1/e) utility is not "
+        "supported (a uniform subsample of the cover misses its best points; docs/errata.md)")
     return make_result(f, list(selection), "private_continuous_greedy_layers", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace)
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)

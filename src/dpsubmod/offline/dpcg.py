@@ -77,6 +77,7 @@ from ._common import (
     resolve,
 )
 from ._continuous import GradientOracle, gradient_sensitivity, stores_nothing
+from .guarantees import continuous_default_steps, continuous_guarantee, no_guarantee
 from .registry import register
 from .result import Result
 
@@ -411,8 +412,13 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     epsilon, delta : float
         Total budget. ``delta = 0`` gives pure DP with Laplace noise.
     steps : int, optional
-        ``K``. Default: :func:`dpcg_default_steps` when ``value_bound`` is given, else
-        ``ceil(R)`` with ``R`` the polytope's l1 radius (the rank for a matroid).
+        ``K``. Default: :func:`dpcg_default_steps` when ``value_bound`` is given; else, for a
+        matroid of rank ``R``, :func:`~dpsubmod.offline.guarantees.continuous_default_steps`
+        (``ceil(R^2 / (1 - 1/e))``, at most 256: the fewest steps for which
+        ``Result.guarantee`` keeps half of the ``(1 - 1/e)`` ratio; the paper's ``K = ceil(R)``
+        makes it vacuous from ``R = 2`` on), and ``ceil(R)`` for a knapsack (whose rounding
+        loses up to ``m_F``, so that without a ``value_bound`` the guarantee is vacuous at
+        every ``K``).
     noise : {"laplace", "gaussian"}, optional
         Default Laplace when ``delta == 0``, Gaussian otherwise.
     gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
@@ -425,7 +431,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     sensitivity : float, optional
         Overrides ``f.sensitivity``.
     value_bound : float, optional
-        A public bound on :math:`\max_e F(\{e\})`, used only to choose ``K``.
+        A public bound on :math:`\max_e F(\{e\})`, used to choose ``K`` and in
+        ``Result.guarantee``.
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend of the Laplace/Gaussian draws.
     budget : Budget, optional
@@ -459,12 +466,17 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
             and backend_name(backend) in ("secure", "SecureBackend"):
         # The secure backend samples the discrete Gaussian, whose exact guarantee is zCDP.
         calib = "zcdp"
+    if value_bound is not None:
+        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
+                                 caller=caller)
     poly = _polytope(constraint)
     radius = poly.l1_radius()
     if steps is None and value_bound is not None:
         K = dpcg_default_steps(epsilon=epsilon, delta=delta, n=f.n, radius=radius,
                                gradient_sensitivity=s, value_bound=value_bound, noise=noise,
                                gaussian_calibration=calib)
+    elif steps is None and not isinstance(constraint, Knapsack):
+        K = continuous_default_steps(radius)
     else:
         K = _resolve_steps(steps, radius, caller)
     be, gen = noise_source(backend, rng)
@@ -490,8 +502,19 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         "backend": backend_name(backend),
         "polytope": type(poly).__name__,
     }
+    theorem = "Sadeghi and Fazel 2021, Lemma 1 with Lemma 2's constants (dpcg_utility_gap)"
+    if oracle.resolved == "sampling":
+        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
+                                 "add an estimation error with no explicit bound here")
+    else:
+        guarantee = continuous_guarantee(
+            constraint, noise_term=dpcg_utility_gap(scale=noiser.scale, n=f.n, radius=radius,
+                                                    steps=K, value_bound=0.0, noise=noise),
+            radius=radius, steps=K, value_bound=value_bound, theorem=theorem,
+            rounding_loss=isinstance(constraint, Knapsack))
     return make_result(f, list(selection), "dpcg", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=[])
+                       evaluations=f.evaluations - start, params=params, trace=[],
+                       guarantee=guarantee)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -729,8 +752,12 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         "n_gradients": oracle.calls, "backend": backend_name(backend),
         "polytope": type(poly).__name__,
     }
+    guarantee = no_guarantee(
+        "Sadeghi and Fazel 2021, Lemma 5: (1 - kappa_F / e) OPT minus DPCG's terms at the target "
+        "ell . x*; for a grid of targets with a private choice no explicit bound is derived here")
     return make_result(f, list(selections[chosen]), "dpcg_curvature", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=[])
+                       evaluations=f.evaluations - start, params=params, trace=[],
+                       guarantee=guarantee)
 
 
 def _mask(S: np.ndarray, n: int) -> np.ndarray:

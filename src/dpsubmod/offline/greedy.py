@@ -24,6 +24,7 @@ from .._validation import check_bool, check_int, check_real
 from ..constraints import Constraint
 from ..functions.base import SetFunction
 from ._common import is_knapsack, make_result, require_finite, resolve
+from .guarantees import greedy_guarantee, no_guarantee
 from .registry import register
 from .result import Result
 
@@ -132,7 +133,8 @@ def greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = True,
     start = f.evaluations
     sel, trace = _greedy_path(f, constraint, stop_if_negative=stop_if_negative, caller="greedy")
     return make_result(f, sel, "greedy", privacy=None, evaluations=f.evaluations - start,
-                       params={"stop_if_negative": stop_if_negative}, trace=trace)
+                       params={"stop_if_negative": stop_if_negative}, trace=trace,
+                       guarantee=greedy_guarantee(constraint))
 
 
 @register("lazy_greedy", private=False, constraints=_ALL,
@@ -156,7 +158,8 @@ def lazy_greedy(f: SetFunction, constraint: object, *, stop_if_negative: bool = 
     sel, trace = _lazy_path(f, constraint, stop_if_negative=stop_if_negative,
                             caller="lazy_greedy")
     return make_result(f, sel, "lazy_greedy", privacy=None, evaluations=f.evaluations - start,
-                       params={"stop_if_negative": stop_if_negative}, trace=trace)
+                       params={"stop_if_negative": stop_if_negative}, trace=trace,
+                       guarantee=greedy_guarantee(constraint))
 
 
 @register("stochastic_greedy", private=False, constraints=_ALL,
@@ -211,7 +214,9 @@ def stochastic_greedy(f: SetFunction, constraint: object, *, accuracy: float = 0
         trace.append(float(g[j]))
     return make_result(f, st.selected, "stochastic_greedy", privacy=None,
                        evaluations=f.evaluations - start,
-                       params={"accuracy": accuracy, "sample_size": s}, trace=trace)
+                       params={"accuracy": accuracy, "sample_size": s}, trace=trace,
+                       guarantee=greedy_guarantee(
+                           constraint, accuracy=None if s >= f.n else math.exp(-s * k / f.n)))
 
 
 @register("random", private=False, constraints=_ALL,
@@ -231,7 +236,8 @@ def random_feasible(f: SetFunction, constraint: object, *, rng: RNGLike = None) 
             mask[e] = True
             order.append(int(e))
     return make_result(f, order, "random_feasible", privacy=None, evaluations=0, params={},
-                       trace=[])
+                       trace=[], guarantee=no_guarantee("a random feasible set: no "
+                                                        "approximation guarantee"))
 
 
 @register("knapsack_greedy", private=False, constraints=("knapsack",),
@@ -267,4 +273,5 @@ def knapsack_greedy(f: SetFunction, constraint: object, *, lazy: bool = True,
         chosen, trace, kind = [int(fits[j])], [float(single[j])], "best-singleton"
     return make_result(f, chosen, "knapsack_greedy", privacy=None,
                        evaluations=f.evaluations - start,
-                       params={"lazy": lazy, "winner": kind}, trace=trace)
+                       params={"lazy": lazy, "winner": kind}, trace=trace,
+                       guarantee=greedy_guarantee(constraint))

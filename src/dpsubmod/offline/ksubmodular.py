@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .._guarantee import utility_guarantee
 from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
 from ..constraints import Constraint, Matroid, UniformMatroid
@@ -62,6 +63,7 @@ from ._common import (
     private_plan,
     require_finite,
 )
+from .guarantees import UNITS, no_guarantee
 from .registry import register
 from .result import Diagnostics, Result
 
@@ -109,7 +111,8 @@ def _is_uniform(constraint: Matroid) -> bool:
 
 
 def _result(f: KSubmodularFunction, st: KSubmodularState, method: str, *, privacy: Any,
-            evaluations: int, params: dict[str, Any], trace: list[float]) -> Result:
+            evaluations: int, params: dict[str, Any], trace: list[float],
+            guarantee: Any = None) -> Result:
     value = float(require_finite(st.value, f, method, "the value of the selection",
                                  private=privacy is not None))
     return Result(
@@ -119,6 +122,7 @@ def _result(f: KSubmodularFunction, st: KSubmodularState, method: str, *, privac
         evaluations=int(evaluations),
         params=params,
         diagnostics=Diagnostics(value=value, trace=tuple(trace)),
+        guarantee=guarantee,
     )
 
 
@@ -180,7 +184,9 @@ def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
     start = f.evaluations
     st, trace = _greedy_run(f, constraint, caller)
     return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
-                   params={"size": constraint.rank}, trace=trace)
+                   params={"size": constraint.rank}, trace=trace,
+                   guarantee=utility_guarantee(0.5, 0.0, units=UNITS, theorem=(
+                       "Ohsaka and Yoshida 2015 (k-submodular greedy, total size)")))
 
 
 @register("ks_matroid_greedy", private=False, kind="ksubmodular",
@@ -202,7 +208,9 @@ def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike =
     start = f.evaluations
     st, trace = _greedy_run(f, constraint, caller)
     return _result(f, st, caller, privacy=None, evaluations=f.evaluations - start,
-                   params={"rank": constraint.rank}, trace=trace)
+                   params={"rank": constraint.rank}, trace=trace,
+                   guarantee=utility_guarantee(0.5, 0.0, units=UNITS, theorem=(
+                       "Sakaue 2017 (k-submodular greedy, matroid)")))
 
 
 @register("ks_random", private=False, kind="ksubmodular",
@@ -222,7 +230,8 @@ def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
     st = f.state()
     for e in constraint.greedy_independent(order):
         st.add(int(e), int(labels[e]))
-    return _result(f, st, caller, privacy=None, evaluations=0, params={}, trace=[])
+    return _result(f, st, caller, privacy=None, evaluations=0, params={}, trace=[],
+                   guarantee=no_guarantee("a random labelling: no approximation guarantee"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,8 +357,11 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
               "composition_used": split.composition, "steps": constraint.rank,
               "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
               "sensitivity": sens, "backend": backend_name(backend)}
+    guarantee = utility_guarantee(
+        0.5, ks_additive_error(f.n, f.k, constraint.rank, sens, eps_step), units=UNITS,
+        theorem="Rafiey and Yoshida 2020, Algorithm 3 (ks_additive_error)")
     return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
-                   params=params, trace=trace)
+                   params=params, trace=trace, guarantee=guarantee)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,8 +475,15 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
               "sensitivity": sens, "gamma": gamma, "on_empty": on_empty,
               "sample_sizes": tuple(int(s) for s in sizes), "empty_samples": empty,
               "guarantee": guarantee, "backend": backend_name(backend)}
+    if _is_uniform(constraint):
+        stated = utility_guarantee(
+            (1.0 - gamma) / 2.0, ks_additive_error(f.n, f.k, r, sens, eps_step), units=UNITS,
+            theorem="Rafiey and Yoshida 2020, Algorithm 4 on a uniform matroid")
+    else:
+        stated = no_guarantee("Rafiey and Yoshida 2020, Algorithm 4: its 1/2 bound is false "
+                              "beyond uniform matroids (docs/errata.md)")
     return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
-                   params=params, trace=trace)
+                   params=params, trace=trace, guarantee=stated)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ from ._common import (
     require_finite,
     resolve,
 )
+from .guarantees import em_greedy_guarantee, max_feasible_size
 from .registry import register
 from .result import Result
 
@@ -80,12 +81,7 @@ __all__ = [
 _CALIBRATIONS = ("tight", "paper")
 
 
-def _max_feasible_size(constraint: Constraint) -> int:
-    """The largest size of a feasible set, from public information only."""
-    if is_knapsack(constraint):
-        c = np.sort(np.asarray(constraint.costs, dtype=float))
-        return int(np.searchsorted(np.cumsum(c), constraint.budget, side="right"))
-    return int(constraint.rank)
+_max_feasible_size = max_feasible_size
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,8 +283,11 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     if knap:
         sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens,
                                       allowance, be)
+    guarantee = em_greedy_guarantee(
+        constraint, f.n, eps_step / (2.0 * delta_sens), sample_size=sample_size,
+        theorem="Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy)")
     return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
-                       params=params, trace=trace)
+                       params=params, trace=trace, guarantee=guarantee)
 
 
 def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace: list[float],
@@ -519,8 +518,12 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
         trace.append(float(g[j]))
     params = {"epsilon": epsilon, "delta": delta, "epsilon_prime": eps_prime, "steps": k,
               "sensitivity": delta_sens, "backend": backend_name(backend)}
+    guarantee = em_greedy_guarantee(constraint, f.n, eps_prime / delta_sens, theorem=(
+        "Gupta, Ligett, McSherry, Roth and Talwar 2010 (decomposable greedy, weight eps' / "
+        "Delta)"))
     return make_result(f, st.selected, "private_greedy_decomposable", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace)
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -83,6 +83,10 @@ class Result:
         Every parameter after defaults were resolved, so the run can be reproduced.
     diagnostics : Diagnostics
         Non-private diagnostics (value of the selection on the private objective, trace).
+    guarantee : UtilityGuarantee or None
+        The method's theorem read at this run's public parameters:
+        ``E[F(S)] >= ratio * OPT - additive`` in the objective's units, naming the theorem and
+        marked ``vacuous`` when it says nothing (:mod:`dpsubmod.offline.guarantees`).
     """
 
     selection: tuple[Any, ...]
@@ -91,6 +95,7 @@ class Result:
     evaluations: int
     params: dict[str, Any] = field(default_factory=dict)
     diagnostics: Diagnostics = field(default_factory=lambda: Diagnostics(float("nan")))
+    guarantee: Any = None
 
     @property
     def is_private(self) -> bool:
@@ -112,10 +117,10 @@ class Result:
         dict
             ``dpsubmod_version``, ``method``, ``selection`` (a list; ``[item, label]`` pairs for
             k-submodular methods), ``privacy`` (the report's
-            :meth:`~dpsubmod.privacy.PrivacyReport.to_dict`, or None for a non-private method)
-            and ``params``. Non-finite numbers are written as the strings ``"nan"``,
-            ``"inf"`` and ``"-inf"``; objects in ``params`` that are not plain data, as their
-            ``repr``.
+            :meth:`~dpsubmod.privacy.PrivacyReport.to_dict`, or None for a non-private method),
+            ``params`` and ``guarantee`` (computed from public parameters only). Non-finite
+            numbers are written as the strings ``"nan"``, ``"inf"`` and ``"-inf"``; objects
+            in ``params`` that are not plain data, as their ``repr``.
 
         Examples
         --------
@@ -135,6 +140,7 @@ class Result:
             "selection": _plain(self.selection),
             "privacy": None if self.privacy is None else _plain(self.privacy.to_dict()),
             "params": _plain(self.params),
+            "guarantee": None if self.guarantee is None else self.guarantee.to_dict(),
         }
         if diagnostics:
             out["diagnostics"] = {**self.diagnostics.to_dict(), "evaluations": self.evaluations}

@@ -1,0 +1,136 @@
+r"""The guarantee each offline method states for its run (``Result.guarantee``).
+
+Each function returns the method's theorem, read at the run's public parameters, as
+``E[F(S)] >= ratio * OPT - additive`` (:class:`~dpsubmod._guarantee.UtilityGuarantee`), for
+monotone submodular ``F`` (monotone k-submodular for the ``ks_`` methods). Nothing here reads
+the private data: the constraint, ``n``, epsilon, the sensitivity and the number of steps are
+public.
+
+Exponential-mechanism greedy steps. A step drawing from ``m`` candidates with weights
+``exp(w q)`` has ``P[max q - q(out) >= u] <= m e^{-w u}``, hence an expected shortfall
+``gamma <= (1 + ln m) / w``. Under a cardinality ``k`` the recursion
+``OPT - F(S_{i+1}) <= (1 - 1/k)(OPT - F(S_i)) + gamma`` gives ``(1 - 1/e) OPT - k gamma``
+(Nemhauser, Wolsey and Fisher 1978 with additive errors; Mitrovic et al. 2017, Theorem 1). Under a
+matroid of rank ``r`` the exchange argument of Fisher, Nemhauser and Wolsey (1978) charges each
+optimal element to a step whose chosen gain is at most ``gamma`` short of it:
+``OPT <= 2 F(S) + r gamma``, i.e. ``OPT / 2 - r gamma / 2``. With a random subset of ``s``
+candidates each step (stochastic greedy, Mirzasoleiman et al. 2015, Lemma 2, with ``accuracy =
+exp(-s k / n)``) the ratio is ``1 - 1/e - accuracy`` and ``m = s``.
+
+Continuous methods. ``m_F = max_e F({e})`` enters their smoothness term. Without a public bound
+on it, ``m_F <= OPT`` whenever every singleton is feasible (no loop of the matroid, no item
+costlier than the budget), and the term ``m_F R^2 / (2T)`` moves into the ratio:
+``1 - 1/e - R^2 / (2T)``; this is positive only when ``T > R^2 / (2 (1 - 1/e))``, which is why the
+defaults of ``steps`` grow with the rank squared (``docs/algorithms/continuous_greedy.md``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._guarantee import UtilityGuarantee, utility_guarantee
+from ..constraints import Constraint, Knapsack, UniformMatroid
+
+__all__ = ["greedy_guarantee", "em_greedy_guarantee", "no_guarantee", "continuous_guarantee",
+           "continuous_default_steps", "singletons_feasible", "max_feasible_size", "E1",
+           "MAX_DEFAULT_STEPS"]
+
+E1 = 1.0 - 1.0 / math.e
+UNITS = "objective units"
+# The default number of continuous-greedy steps never exceeds this: each step costs a gradient
+# (n closed-form partial derivatives, or N (n + 1) evaluations when sampled).
+MAX_DEFAULT_STEPS = 256
+
+
+def max_feasible_size(constraint: Constraint) -> int:
+    """The largest size of a feasible set, from public information only."""
+    if isinstance(constraint, Knapsack):
+        c = np.sort(np.asarray(constraint.costs, dtype=float))
+        return int(np.searchsorted(np.cumsum(c), constraint.budget, side="right"))
+    return int(constraint.rank)
+
+
+def singletons_feasible(constraint: Constraint) -> bool:
+    """Whether every element alone is feasible (then ``max_e F({e}) <= OPT``)."""
+    return bool(np.all(constraint.can_add(np.zeros(constraint.n, dtype=bool))))
+
+
+def no_guarantee(reason: str) -> UtilityGuarantee:
+    """A vacuous guarantee that says why nothing is stated."""
+    return utility_guarantee(0.0, math.inf, units=UNITS, theorem=reason)
+
+
+def greedy_guarantee(constraint: Constraint, *, accuracy: float | None = None
+                     ) -> UtilityGuarantee:
+    """Non-private greedy: ``(1 - 1/e) OPT`` (cardinality), ``OPT / 2`` (matroid), ``(1 - 1/e)
+    / 2 OPT`` (knapsack, the better of the cost-benefit greedy and the best singleton);
+    ``1 - 1/e - accuracy`` for stochastic greedy under a cardinality."""
+    if isinstance(constraint, Knapsack):
+        return utility_guarantee(E1 / 2.0, 0.0, units=UNITS, theorem=(
+            "Khuller, Moss and Naor 1999; Leskovec et al. 2007: better of cost-benefit greedy "
+            "and best singleton"))
+    if isinstance(constraint, UniformMatroid):
+        if accuracy is not None:
+            return utility_guarantee(E1 - accuracy, 0.0, units=UNITS, theorem=(
+                "Mirzasoleiman et al. 2015, Theorem 1 (stochastic greedy, cardinality)"))
+        return utility_guarantee(E1, 0.0, units=UNITS,
+                                 theorem="Nemhauser, Wolsey and Fisher 1978 (cardinality)")
+    if accuracy is not None:
+        return no_guarantee("stochastic greedy: the (1 - 1/e - accuracy) bound is proved for "
+                            "a cardinality constraint only")
+    return utility_guarantee(0.5, 0.0, units=UNITS,
+                             theorem="Fisher, Nemhauser and Wolsey 1978 (matroid)")
+
+
+def em_greedy_guarantee(constraint: Constraint, n: int, weight: float, *, theorem: str,
+                        sample_size: int | None = None) -> UtilityGuarantee:
+    """Exponential-mechanism greedy drawing each step with ``exp(weight * gain)`` (module
+    docstring): ``(1 - 1/e) OPT - k gamma`` or ``OPT / 2 - r gamma / 2``."""
+    if isinstance(constraint, Knapsack):
+        return no_guarantee(f"{theorem}, knapsack variant: (1 - 1/e) / 2 OPT minus the "
+                            "mechanisms' errors, with no explicit additive term derived here")
+    k = max_feasible_size(constraint)
+    m = n if sample_size is None else min(n, sample_size)
+    gamma = (1.0 + math.log(m)) / weight
+    if isinstance(constraint, UniformMatroid):
+        if sample_size is not None and sample_size < n:
+            acc = math.exp(-sample_size * k / n)
+            return utility_guarantee(E1 - acc, k * gamma, units=UNITS, theorem=(
+                f"{theorem} with stochastic greedy (Mirzasoleiman et al. 2015, Lemma 2; "
+                f"accuracy exp(-s k / n) = {acc:.3g}), cardinality"))
+        return utility_guarantee(E1, k * gamma, units=UNITS, theorem=f"{theorem}, cardinality")
+    if sample_size is not None and sample_size < n:
+        return no_guarantee(f"{theorem} over random candidate subsets: no bound is proved "
+                            "beyond a cardinality constraint")
+    return utility_guarantee(0.5, k * gamma / 2.0, units=UNITS, theorem=(
+        f"{theorem}, matroid (exchange argument of Fisher, Nemhauser and Wolsey 1978)"))
+
+
+def continuous_guarantee(constraint: Constraint, *, noise_term: float, radius: float,
+                         steps: int, value_bound: float | None, theorem: str,
+                         rounding_loss: bool = False) -> UtilityGuarantee:
+    """``(1 - 1/e) OPT - noise_term - m_F R^2 / (2T)`` (minus ``m_F`` more when the rounding
+    can lose one element's value), with ``m_F`` the public ``value_bound`` or, when every
+    singleton is feasible, bounded by ``OPT`` (module docstring)."""
+    smooth = radius * radius / (2.0 * steps) + (1.0 if rounding_loss else 0.0)
+    k = max_feasible_size(constraint)
+    if value_bound is not None:
+        return utility_guarantee(E1, noise_term + value_bound * smooth, units=UNITS,
+                                 theorem=f"{theorem}; m_F <= value_bound = {value_bound:.4g}",
+                                 opt_bound=k * value_bound)
+    if not singletons_feasible(constraint):
+        return no_guarantee(f"{theorem}: some element is infeasible alone, so max_e F({{e}}) "
+                            "is not bounded by OPT; pass a public value_bound")
+    return utility_guarantee(E1 - smooth, noise_term, units=UNITS,
+                             theorem=f"{theorem}; m_F <= OPT (every singleton feasible)")
+
+
+def continuous_default_steps(radius: float) -> int:
+    """The default ``T`` (or ``K``) of the continuous methods: the fewest steps for which the
+    ratio ``1 - 1/e - R^2 / (2T)`` of :func:`continuous_guarantee` is at least half of
+    ``1 - 1/e``, i.e. ``ceil(R^2 / (1 - 1/e))``, capped at :data:`MAX_DEFAULT_STEPS`. The cap
+    binds from ``R = 13`` on; the ratio is still positive up to ``R = 17`` and not beyond (there
+    the guarantee is vacuous unless a public ``value_bound`` is given)."""
+    return int(max(1, min(MAX_DEFAULT_STEPS, math.ceil(radius * radius / E1 - 1e-9))))
