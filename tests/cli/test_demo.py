@@ -44,5 +44,5 @@ def test_python_dash_m_dpsubmod_runs_the_command():
 def test_demo_bad_input_is_a_one_line_error(tmp_path):
     p = run("demo", "--k", "0", "--out", str(tmp_path))
     assert p.returncode != 0
-    assert "error" in p.stderr and "'k'" in p.stderr
+    assert "error" in p.stderr and "'--k'" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

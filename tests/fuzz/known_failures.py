@@ -20,15 +20,6 @@ KNOWN.extend([
           message=r"bad \['budget'\]", test="test_tree_aggregator_refuses_its_budget_when_built"),
     Known("tree-laplace-inf", "privacy.TreeAggregator", "wrong_result", message="prefix sum",
           test="test_tree_aggregator_laplace_at_a_subnormal_epsilon"),
-    # -- the command line
-    Known("cli-demo-out-under-a-file", "cli.demo", "crash", message="NotADirectoryError",
-          test="test_demo_refuses_an_output_under_a_file"),
-    Known("cli-demo-no-seeds", "cli.demo", "crash", message="IndexError",
-          test="test_demo_refuses_zero_seeds"),
-    Known("cli-demo-negative-seeds", "cli.demo", "crash", message="OverflowError",
-          test="test_demo_refuses_zero_seeds"),
-    Known("cli-audit-json-under-a-file", "cli.audit", "crash", message="FileExistsError",
-          test="test_audit_refuses_a_json_path_under_a_file"),
     # -- online/** (being reorganised) ----------------------------------------------------------
     Known("online-rng-unvalidated", "online.", "accepted_bad", message=r"bad \['rng'\] accepted",
           test="test_online_learners_refuse_a_bad_rng_at_construction"),

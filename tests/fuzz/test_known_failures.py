@@ -410,21 +410,15 @@ def _cli_refuses(tmp_path, *args: str) -> None:
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "cli/demo.py: --out under a file does all the "
-                   "work, then crashes with NotADirectoryError")
 def test_demo_refuses_an_output_under_a_file(tmp_path):
     _cli_refuses(tmp_path, "demo", "--seeds", "1", "--out", "blocker/sub")
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "cli/demo.py: --seeds 0 crashes with IndexError, "
-                   "--seeds -1 with OverflowError")
 @pytest.mark.parametrize("seeds", ["0", "-1"])
 def test_demo_refuses_zero_seeds(tmp_path, seeds):
     _cli_refuses(tmp_path, "demo", "--seeds", seeds, "--out", "o")
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "cli/audit.py: --json under a file runs the whole "
-                   "audit, then crashes with FileExistsError")
 def test_audit_refuses_a_json_path_under_a_file(tmp_path):
     _cli_refuses(tmp_path, "audit", "private_greedy", "--runs", "20", "--no-progress", "--json",
                  "blocker/out.json")

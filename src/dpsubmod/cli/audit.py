@@ -1,4 +1,9 @@
-"""``dpsubmod audit``: an empirical lower bound on the epsilon of a named algorithm."""
+"""``dpsubmod audit``: an empirical lower bound on the epsilon of a named algorithm.
+
+Exit status: 0 when the audit is consistent with the claim, 1 when it finds a violation (the
+lower bound exceeds the claimed epsilon), 2 for a usage error (a bad option value, an unknown
+algorithm, a ``--json`` path that cannot be written), always before any run.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,37 @@ import argparse
 import json
 from pathlib import Path
 
-__all__ = ["register"]
+from .._validation import check_delta, check_epsilon, check_int, check_real
+from ..errors import ValidationError
+from ._paths import check_output_file
+
+__all__ = ["register", "EXIT_CONSISTENT", "EXIT_VIOLATION"]
+
+EXIT_CONSISTENT = 0
+EXIT_VIOLATION = 1
+_CALLER = "dpsubmod audit"
+
+
+def _check(args: argparse.Namespace) -> Path | None:
+    """Every option, by its own name, and the --json path, before the first run."""
+    from ..experiments.audits import AUDITS
+
+    if args.name not in AUDITS:
+        raise ValidationError(f"No audit named {args.name!r}; choose one of "
+                              f"{', '.join(AUDITS)} (see 'dpsubmod audit --list').")
+    check_epsilon(args.epsilon, "--epsilon", caller=_CALLER)
+    if args.delta is not None:
+        check_delta(args.delta, "--delta", caller=_CALLER)
+    check_int(args.runs, "--runs", low=10, caller=_CALLER,
+              fix="An audit needs at least 10 runs per input (default 2000).")
+    check_real(args.noise_factor, "--noise-factor", low=0.0, low_open=True, caller=_CALLER)
+    check_real(args.alpha, "--alpha", low=0.0, high=1.0, low_open=True, high_open=True,
+               caller=_CALLER)
+    if args.workers is not None:
+        check_int(args.workers, "--workers", low=1, caller=_CALLER)
+    check_int(args.seed, "--seed", low=0, caller=_CALLER)
+    return None if args.json is None else check_output_file("--json", args.json,
+                                                            example="audit.json")
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -16,6 +51,7 @@ def _audit(args: argparse.Namespace) -> int:
         for s in AUDITS.values():
             print(f"{s.name:<16} {s.description}")
         return 0
+    out = _check(args)
     res = run_audit(args.name, epsilon=args.epsilon, delta=args.delta, n_runs=args.runs,
                     noise_factor=args.noise_factor, alpha=args.alpha, n_jobs=args.workers,
                     rng=args.seed, progress=args.progress)
@@ -34,8 +70,7 @@ def _audit(args: argparse.Namespace) -> int:
     else:
         print("Verdict:     consistent with the claim (an audit can refute a claim, "
               "never prove it).")
-    if args.json:
-        out = Path(args.json)
+    if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({
             "algorithm": args.name, "epsilon_claimed": res.epsilon_claimed, "delta": res.delta,
@@ -43,7 +78,7 @@ def _audit(args: argparse.Namespace) -> int:
             "noise_factor": args.noise_factor, "runs_per_input": res.n_runs,
             "alpha": res.alpha, "event": res.event, "seed": args.seed}, indent=2))
         print(f"Result written to {out}")
-    return 1 if res.violation else 0
+    return EXIT_VIOLATION if res.violation else EXIT_CONSISTENT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "audit", help="Audit a named algorithm: empirical epsilon lower bound vs the claim.",
         description="Run a named algorithm many times on a worst-case pair of neighbouring "
         "inputs and report a Clopper-Pearson lower bound on its epsilon next to the claimed "
-        "epsilon. Exit status 1 when the bound exceeds the claim (a violation).")
+        "epsilon. Exit status: 0 when the runs are consistent with the claim, 1 when the bound "
+        "exceeds the claim (a violation), 2 for a usage error (checked before any run).")
     p.add_argument("name", nargs="?", help="algorithm to audit (see --list)")
     p.add_argument("--list", action="store_true", help="list the available audits")
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon (default 1)")

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import check_epsilon, check_int
+from ._paths import check_output_folder
+
 __all__ = ["register"]
+
+_CALLER = "dpsubmod demo"
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -16,14 +21,22 @@ def _demo(args: argparse.Namespace) -> int:
     from ..functions import MutualInformation
     from ..offline import maximize
 
+    # every argument and the output folder are checked before any work
+    seeds = check_int(args.seeds, "--seeds", low=1, caller=_CALLER,
+                      fix="Pass --seeds 1 or more (the runs of each randomized method).")
+    check_int(args.seed, "--seed", low=0, caller=_CALLER)
+    for eps in args.epsilons:
+        check_epsilon(eps, "--epsilons", caller=_CALLER)
+    out = check_output_folder("--out", args.out)
     data = load_breast_cancer(bins=4)
     f = MutualInformation.from_records(data.X, data.y)
-    k, seeds = args.k, args.seeds
+    k = check_int(args.k, "--k", low=1, high=f.n, caller=_CALLER,
+                  fix=f"Pass 1 <= --k <= {f.n}, the number of features.")
     print(f"Data: {data.source}; {data.X.shape[0]} records, one record = {data.record}.")
     print(f"Task: choose k={k} of {f.n} features that best predict the diagnosis "
           "(empirical mutual information, Krause and Guestrin).")
     print(f"Declared sensitivity (replace one record): {f.sensitivity:.4g}; "
-          f"private rows: mean and spread over {seeds} seeds.\n")
+          f"private rows: mean and spread over {seeds} seed{'s' if seeds != 1 else ''}.\n")
     children = np.random.SeedSequence(args.seed).spawn(seeds)
     cases: list[tuple[str, float | None]] = [("greedy", None), ("lazy_greedy", None),
                                              ("stochastic_greedy", None), ("random", None)]
@@ -41,16 +54,21 @@ def _demo(args: argparse.Namespace) -> int:
         ref = float(vals.mean()) if ref is None else ref
         priv = results[0].privacy
         ptxt = "not private" if priv is None else f"eps={priv.epsilon:g}, delta={priv.delta:g}"
+        # a deterministic method has no spread; a randomized one run once has no estimate of it
+        sd = 0.0 if deterministic else (vals.std(ddof=1) if runs > 1 else np.nan)
         rows.append({"method": method, "privacy": ptxt, "mean": vals.mean() / ref,
-                     "sd": vals.std() / ref, "value": vals.mean(), "evals": results[0].evaluations,
+                     "sd": sd / ref, "value": vals.mean(), "evals": results[0].evaluations,
                      "seconds": dt, "epsilon": np.nan if eps is None else eps})
     header = (f"{'method':<18} {'privacy':<22} {'vs greedy':>9} {'+/- sd':>7} {'evals':>6} "
               f"{'sec/run':>8}")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['method']:<18} {r['privacy']:<22} {r['mean']:9.3f} {r['sd']:7.3f} "
+        sd = "-" if np.isnan(r["sd"]) else f"{r['sd']:.3f}"
+        print(f"{r['method']:<18} {r['privacy']:<22} {r['mean']:9.3f} {sd:>7} "
               f"{r['evals']:6d} {r['seconds']:8.4f}")
+    if seeds == 1:
+        print("(one run per randomized method: no spread to show; pass --seeds 2 or more)")
     lazy = next(r for r in rows if r["method"] == "lazy_greedy")
     if abs(lazy["mean"] - 1.0) > 1e-12:
         print("\nLazy greedy differs from greedy here: its stale upper bounds assume "
@@ -60,7 +78,6 @@ def _demo(args: argparse.Namespace) -> int:
     print("\nFeatures chosen by the non-private greedy:",
           ", ".join(data.feature_names[e] for e in greedy_sel))
     print("Utility is measured on the private data; it is a diagnostic, not a private release.")
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "demo.csv", "w") as fh:
         fh.write("method,epsilon,privacy,relative_utility,sd,mean_value,evaluations,seconds\n")

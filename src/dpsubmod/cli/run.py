@@ -4,6 +4,11 @@ A thin layer over :func:`dpsubmod.experiments.sweep.run_sweep`: it resolves wher
 go, runs the missing cells (serially, in ``--workers`` local processes or on a Dask cluster at
 ``--scheduler``), prints a summary table and writes the summary and the figures beside the
 results. Library errors (a bad experiment file) become one line on stderr and exit status 2.
+
+Faults: the results path is checked before any cell runs (exit 2 when it cannot be written); a
+second run into the same results file is refused at once (exit 2) while the first holds its lock;
+SIGINT or SIGTERM stops the workers and leaves the finished cells in the results file (exit 130
+or 143), and running the same command again continues with the missing cells.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import math
 import textwrap
 from pathlib import Path
 
-from ..experiments.config import example_names
+from ..errors import ValidationError
+from ..experiments.config import SweepConfig, example_names
+from ._paths import check_output_file, lock_results
+from ._signals import Interrupted
 
 __all__ = ["register", "resolve_output"]
 
@@ -49,19 +57,36 @@ def _fmt(v: object) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from ..experiments.config import load_config
+
+    if args.workers is not None and args.workers < 1:
+        raise ValidationError(f"--workers must be at least 1; got {args.workers}.")
+    config = load_config(args.experiment)
+    # where the results go (--out, else the file's 'out' key, else ./dpsubmod-results) is
+    # checked, created and locked before any cell runs
+    path = resolve_output(args.out, config.out, config.name, args.format)
+    check_output_file("--out", path, example=f"{config.name}.csv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_results(path, "--out"):
+        return _sweep(args, config, path)
+
+
+def _sweep(args: argparse.Namespace, config: SweepConfig, path: Path) -> int:
     from ..experiments.results import MissingDependencyError, write_table
     from ..experiments.sweep import make_plots, metric_of, run_sweep
 
-    config = load_config(args.experiment)
-    path = resolve_output(args.out, config.out, config.name, args.format)
     kind = "Dask cluster at " + args.scheduler if args.scheduler else (
         f"{args.workers} local processes" if args.workers and args.workers > 1 else "serially")
     print(f"Experiment {config.name!r} ({config.problem}, {config.spec['kind']}): "
           f"{len(config.methods)} method(s) x {len(config.epsilons)} epsilon(s) x "
           f"{sum(t is not None for t in config.Ts) or 1} T x {len(config.seeds)} seed(s); "
           f"running {kind}.")
-    result = run_sweep(config, out=path, workers=args.workers, scheduler=args.scheduler,
-                       progress=args.progress)
+    try:
+        result = run_sweep(config, out=path, workers=args.workers, scheduler=args.scheduler,
+                           progress=args.progress)
+    except Interrupted as exc:
+        exc.hint = (f"the finished cells are in {path}; run the same command again to "
+                    "continue with the others.")
+        raise
     metric = metric_of(config)
     summary = result.summary()
     header = f"{'method':<28} {'epsilon':>8} {'T':>7} {'runs':>5} {metric + ' mean':>14} " \

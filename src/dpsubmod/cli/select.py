@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ._paths import check_output_file
+
 __all__ = ["register", "TASKS"]
 
 TASKS = ("facility-location", "feature-selection", "coverage")
@@ -165,17 +167,6 @@ def _public(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in pub.items() if v is not None}
 
 
-def _check_path(opt: str, value: str | None) -> Path | None:
-    if value is None:
-        return None
-    p = Path(value)
-    if p.is_dir():
-        raise _error(f"{opt} {p.name} is a directory; give a file name such as result.json.")
-    if not p.parent.exists():
-        raise _error(f"{opt} {p.name}: its folder does not exist.")
-    return p
-
-
 def _write(path: Path, opt: str, doc: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -294,8 +285,10 @@ def _select(args: argparse.Namespace) -> int:
     delta = check_delta(args.delta, "--delta", caller=_CALLER)
     if args.seed is not None:
         check_int(args.seed, "--seed", low=0, caller=_CALLER)
-    out = _check_path("--out", args.out)
-    diag = _check_path("--diagnostics", args.diagnostics)
+    out = None if args.out is None else check_output_file("--out", args.out,
+                                                          create_folder=False)
+    diag = None if args.diagnostics is None else check_output_file(
+        "--diagnostics", args.diagnostics, create_folder=False, example="diagnostics.json")
     if out is not None and diag is not None and out.resolve() == diag.resolve():
         raise _error("--out and --diagnostics must be different files: the release and the "
                      "non-private diagnostics are never mixed.")
@@ -400,12 +393,6 @@ def _print(args: argparse.Namespace, rel: Any, doc: dict[str, Any], out: Path | 
     print("\n".join(lines))
 
 
-def _one_line_error(message: str) -> None:
-    """argparse's error hook for this subcommand: one line on stderr, exit status 2."""
-    sys.stderr.write(f"dpsubmod: error: select: {message} (see 'dpsubmod select --help')\n")
-    sys.exit(2)
-
-
 _EPILOG = """\
 examples:
   dpsubmod select rides.csv --task facility-location --grid 10x10 \\
@@ -434,7 +421,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "a differentially private method; print the choice and a privacy "
                      "statement, and write the release to a JSON file."),
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.error = _one_line_error  # type: ignore[method-assign]
     # Values such as "-74.02,-73.9" are option values, not options: argparse only recognises a
     # plain negative number by default, so widen its pattern for this subcommand (no option of
     # select starts with a digit).
