@@ -111,7 +111,7 @@ def test_default_steps_minimize_the_threshold_above_which_the_bound_says_somethi
     """The bound (1 - 1/e - R^2 / (2T)) OPT - c T is positive iff OPT > c T / (1 - 1/e -
     R^2 / (2T)), smallest at T = R^2 / (1 - 1/e) whatever the noise c."""
     for R in (1, 2, 3, 5, 12):
-        def threshold(T):
+        def threshold(T, R=R):
             ratio = E1 - R * R / (2 * T)
             return T / ratio if ratio > 0 else math.inf
         T = continuous_default_steps(R)
@@ -121,11 +121,14 @@ def test_default_steps_minimize_the_threshold_above_which_the_bound_says_somethi
 
 
 def test_every_method_states_a_guarantee():
+    from dpsubmod.offline import get_method
     for name in list_methods():
-        assert name in {"greedy", "lazy_greedy", "stochastic_greedy", "random", "knapsack_greedy",
-                        "private_greedy", "private_stochastic_greedy",
-                        "private_greedy_decomposable", "private_continuous_greedy",
-                        "private_continuous_greedy_layers", "dpcg", "dpcg_curvature"}, name
+        kw = {}
+        if get_method(name).private:
+            kw = {"epsilon": 1.0, "delta": 1e-6}
+        con = Knapsack([1.0] * 8, budget=2.0) if name == "knapsack_greedy" else 2
+        g = maximize(F, con, method=name, rng=0, **kw).guarantee
+        assert isinstance(g, UtilityGuarantee) and g.theorem, name
 
 
 def ks_instance() -> KCoverage:
