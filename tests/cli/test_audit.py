@@ -46,3 +46,28 @@ def test_bad_input_is_a_one_line_error(tmp_path):
         assert p.returncode == 2, args
         assert len(p.stderr.strip().splitlines()) == 1 and "error" in p.stderr
         assert not out.exists()
+
+
+def test_exit_statuses_are_documented_and_distinct():
+    # 0 consistent, 1 violation (both measured above), 2 usage error: stated in the help
+    text = " ".join(run("--help").stdout.split())
+    assert "Exit status: 0 when the runs are consistent with the claim, 1 when the bound " \
+           "exceeds the claim (a violation), 2 for a usage error" in text
+    from dpsubmod.cli.audit import EXIT_CONSISTENT, EXIT_VIOLATION
+
+    assert len({EXIT_CONSISTENT, EXIT_VIOLATION, 2}) == 3
+
+
+def test_usage_errors_name_the_option_and_run_nothing(tmp_path):
+    (tmp_path / "blocker").write_text("a file")
+    for args, option in ((("--runs", "5"), "'--runs'"), (("--alpha", "1"), "'--alpha'"),
+                         (("--workers", "0"), "'--workers'"), (("--seed", "-1"), "'--seed'"),
+                         (("--epsilon", "inf"), "'--epsilon'"),
+                         (("--noise-factor", "nan"), "'--noise-factor'"),
+                         (("--json", str(tmp_path / "blocker" / "a.json")), "--json"),
+                         (("--runs", "2.5"), "--runs")):
+        p = run("private_greedy", *args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert p.stdout == "" and "Traceback" not in p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and option in lines[0], (args, lines)

@@ -196,6 +196,44 @@ def test_a_second_run_into_the_same_results_is_refused_at_once(tmp_path):
     assert run("run", "other.toml", "--out", "res", "--no-plots", cwd=tmp_path).returncode == 0
 
 
+def test_other_commands_stop_on_a_signal_with_one_line(tmp_path):
+    pytest.importorskip("sklearn")
+    proc = subprocess.Popen(command("demo", "--seeds", "100000", "--out", "o"), cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        assert proc.stdout.readline().startswith("Data:")  # the work has begun
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130 and err == "dpsubmod: interrupted by SIGINT\n", err
+    assert not (tmp_path / "o").exists()
+
+
+SECOND_SIGNAL = """
+import os, signal, time
+from dpsubmod.cli._signals import Interrupted, interrupts
+with interrupts():
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+    except Interrupted:
+        # a cleanup that would hang; a second signal must end the process at once
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+"""
+
+
+def test_a_second_signal_during_the_cleanup_ends_the_process_at_once():
+    p = subprocess.run([sys.executable, "-c", SECOND_SIGNAL], capture_output=True, text=True,
+                       timeout=25)
+    assert p.returncode == 128 + signal.SIGTERM
+    assert p.stderr == "dpsubmod: interrupted by SIGINT again; stopped at once\n"
+
+
 # -- output paths --------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -272,7 +272,13 @@ def misc_call(draw: Any) -> tuple[Case, list[str], dict[str, str], bool]:
             args += ["--json", "blocker/out.json"]
         return case, args, files, True
     if cmd == "run":
-        kind = draw(st.sampled_from(["garbage", "missing", "unknown_example"]))
+        kind = draw(st.sampled_from(["garbage", "missing", "unknown_example", "out"]))
+        if kind == "out":
+            files["blocker"] = "a file"
+            case.mark_bad("out", "--out", "blocker")
+            target = draw(st.sampled_from(["blocker/sub", "blocker/r.csv", "blocker"]))
+            return case, ["run", "offline_facility_location", "--out", target, "--no-plots",
+                          "--no-progress"], files, False
         case.mark_bad("EXPERIMENT.toml", "toml", "TOML", "experiment", "exp.toml", "example",
                       "nonsense", "file", "found")
         if kind == "garbage":
@@ -286,7 +292,7 @@ def misc_call(draw: Any) -> tuple[Case, list[str], dict[str, str], bool]:
         kind = draw(st.sampled_from(["seeds0", "k0", "eps", "out"]))
         if kind == "seeds0":
             case.mark_bad("seeds", "seeds", "--seeds")
-            return case, ["demo", "--seeds", draw(st.sampled_from(["0", "-1"])), "--out",
+            return case, ["demo", "--seeds", draw(st.sampled_from(["0", "-1", "1.5"])), "--out",
                           "o"], files, False
         if kind == "k0":
             case.mark_bad("k", "k", "--k")
