@@ -79,12 +79,16 @@ def selected(size: int) -> None:
         steps.selected(size)
 
 
-def check_progress(progress: object, caller: str) -> bool:
-    """``progress`` as a bool; anything but True or False (numpy's included) is refused by name."""
+def check_progress(progress: object, caller: str, *, allow_none: bool = False) -> bool | None:
+    """``progress`` as a bool (or None where ``allow_none``, meaning the caller's default);
+    anything else is refused by name."""
+    if progress is None and allow_none:
+        return None
     if isinstance(progress, bool | np.bool_):
         return bool(progress)
+    accepted = "True, False or None" if allow_none else "True or False"
     raise ParameterTypeError(
-        f"The 'progress' parameter of {caller} must be True or False; got {progress!r}. Pass "
+        f"The 'progress' parameter of {caller} must be {accepted}; got {progress!r}. Pass "
         "progress=True for a bar on stderr (shown only when stderr is a terminal)."
     )
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import math
+import sys
 import tracemalloc
 
 import numpy as np
@@ -167,9 +169,27 @@ def test_run_errors_before_playing():
     assert run(HazanKale(N, 2 * T, M=10.0), stream).T == T
 
 
-def test_progress_output(capsys):
-    run(HazanKale(N, T, M=10.0), _stream(), progress=True)
-    assert capsys.readouterr().err != ""
+def test_progress_output(capsys, monkeypatch):
+    # a bar on a terminal, silence in a log (tqdm's disable=None), the same trace either way
+    quiet = run(HazanKale(N, T, M=10.0, rng=3), _stream(), progress=True)
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    shown = run(HazanKale(N, T, M=10.0, rng=3), _stream(), progress=True)
+    assert "HazanKale" in err.getvalue()
+    assert shown.selections == quiet.selections
+    np.testing.assert_array_equal(shown.values, quiet.values)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, 0.0, [True]])
+def test_progress_is_refused_by_name(bad):
+    with pytest.raises(ParameterTypeError, match="'progress' parameter of run"):
+        run(HazanKale(N, T, M=10.0), _stream(), progress=bad)
 
 
 # -- streaming: nothing read ahead, nothing kept ------------------------------------------------

@@ -169,7 +169,7 @@ def _steps(constraint: Any) -> int | None:
 def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
               epsilon: float | None, delta: float, budget: Any, rng: RNGLike,
               options: dict[str, Any], progress: object = False) -> Result:
-    show = check_progress(progress, caller)
+    show = bool(check_progress(progress, caller))
     if not isinstance(method, str):
         raise ValidationError(f"The 'method' parameter of {caller} must be a method name (str); "
                               f"got {type(method).__name__}. See list_methods().")

@@ -18,7 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._rng import RNGLike, as_generator
-from ..errors import ValidationError
+from ..errors import MissingDependencyError, ValidationError
 
 __all__ = ["TraceSummary", "Columns", "Progress", "prepare_player", "AUTO_PROGRESS_T"]
 
@@ -93,6 +93,53 @@ class TraceSummary(ABC):
             "elapsed": float(self.elapsed[t]),
         } for t in range(self.T)]
 
+    #: The per-round arrays :meth:`to_frame` makes columns of, in column order.
+    _FRAME_ARRAYS = ("values", "expected_values", "comparator_values", "regret",
+                     "expected_regret", "epsilon", "elapsed")
+
+    def to_frame(self) -> Any:
+        """The trace as a pandas DataFrame: one row per round, a column per per-round array.
+
+        The index is ``round`` (1 to ``T``). The columns are named as the trace's arrays: what
+        was played (``selections``, sorted tuples of ints, for a set learner; ``points``,
+        tuples of floats, for a convex one), then ``values``, ``expected_values``,
+        ``comparator_values``, ``regret``, ``expected_regret``, ``epsilon`` and ``elapsed``; an
+        array the run did not record (``expected_values`` with ``expected=False``, the
+        comparator's with ``comparator=None``) is a column of NaN. ``DataFrame.attrs`` holds
+        the run's ``learner``, ``name``, ``n``, ``T``, ``alpha``, ``params``, ``guarantee``,
+        ``privacy``, ``evaluations``, ``wall_time`` and ``comparator_time``. Everything but what
+        was played and ``privacy`` is non-private (computed from the stream without noise).
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        MissingDependencyError
+            pandas is not installed (an ImportError); ``pip install 'dpsubmod[pandas]'``.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingDependencyError(
+                f"{type(self).__name__}.to_frame needs pandas, which is not installed: pip "
+                "install 'dpsubmod[pandas]' (or use records(), plain dicts, without pandas)."
+            ) from None
+        played, plays = self._plays()
+        # records() names one round's play ("selection", "point"); the trace's array is plural
+        data: dict[str, Any] = {played + "s": plays}
+        for name in self._FRAME_ARRAYS:
+            col = getattr(self, name)
+            data[name] = np.full(self.T, np.nan) if col is None else np.asarray(col, dtype=float)
+        frame = pd.DataFrame(data, index=pd.RangeIndex(1, self.T + 1, name="round"))
+        frame.attrs.update(
+            learner=self.learner, name=self.name, n=self.n, T=self.T, alpha=self.alpha,
+            params=dict(self.params), guarantee=self.guarantee, privacy=self.privacy,
+            evaluations=self.evaluations, wall_time=self.wall_time,
+            comparator_time=self.comparator_time)
+        return frame
+
     def __repr__(self) -> str:
         eps = self.epsilon[-1] if self.T else math.nan
         return (f"{type(self).__name__}({self.name}, T={self.T}, n={self.n}, "
@@ -139,7 +186,9 @@ class Progress:
 
     def __init__(self, total: int | None, desc: str):
         self.total = total
-        self._bar = tqdm(total=total, desc=desc, leave=False, mininterval=0.5, file=sys.stderr)
+        # disable=None: silent when stderr is not a terminal (a log file, a pipe, CI)
+        self._bar = tqdm(total=total, desc=desc, leave=False, mininterval=0.5, file=sys.stderr,
+                         disable=None)
 
     def update(self, t: int) -> None:
         self._bar.update(1)

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import check_progress
 from .._rng import RNGLike
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
@@ -192,9 +193,10 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         another child, both spawned from it; when None, the learner's and the stream's own
         ``rng`` parameters are used. Refused for a learner built with a budget (a clone would
         be a second, charged release): build that learner with the ``rng`` you want.
-    progress : bool, optional
-        Show a progress bar (tqdm if installed). Default: on for ``T >= 5000`` when stderr is a
-        terminal.
+    progress : bool or None, default=None
+        Show a tqdm bar of the rounds on stderr; like every bar of dpsubmod it stays silent
+        when stderr is not a terminal. None: only for runs of at least 5000 rounds. It never
+        changes the trace or the random draws.
 
     Returns
     -------
@@ -229,6 +231,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
             f"The 'learner' argument of run must be a dpsubmod Learner; got "
             f"{type(learner).__name__}."
         )
+    progress = check_progress(progress, "run", allow_none=True)
     source = as_stream(stream)
     n, horizon = int(learner.n), learner.horizon  # type: ignore[attr-defined]
     if source.n != n:
