@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,13 @@ from dpsubmod.errors import DPSubmodError, ParameterTypeError, ValidationError
 from dpsubmod.privacy import Budget
 from dpsubmod.privacy.composition import COMPOSITIONS, compose_epsilon, split_budget
 from dpsubmod.privacy.events import PrivacyEvent, rho_exponential
-from dpsubmod.privacy.kov import advanced_composition, basic_composition, kov_composition, kov_delta
+from dpsubmod.privacy.kov import (
+    KOV_MAX_USES,
+    advanced_composition,
+    basic_composition,
+    kov_composition,
+    kov_delta,
+)
 from dpsubmod.privacy.ledger import Ledger, PrivacyReport
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 from oracles import rr_composition_delta
@@ -651,3 +658,22 @@ def test_event_law_validation():
     ev = lap_events(0.5, 3)
     assert ev.as_dict()["law"] == ["laplace", 2.0]
     assert "law" not in PrivacyEvent.pure("m", 0.5).as_dict()
+
+
+@pytest.mark.parametrize("total", [1e-320, 1e-300])
+def test_kov_split_at_a_subnormal_step_is_quiet_and_within_the_total(total):
+    # the breakpoint profile of 50-fold randomized response at eps0 ~ 1e-322 rounds a hair
+    # above 0; it must neither warn nor let the composed epsilon exceed the total
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = split_budget(total, 1e-300, 50, composition="kov")
+    assert s.epsilon_step > 0.0
+    assert compose_epsilon(s.epsilon_step, 50, 1e-300, composition=s.composition) <= total
+
+
+def test_kov_refuses_more_uses_than_it_evaluates_and_auto_falls_back():
+    with pytest.raises(ValidationError, match="steps"):
+        split_budget(1.0, 1e-6, KOV_MAX_USES + 1, composition="kov")
+    s = split_budget(1.0, 1e-6, 10**8)
+    assert s.composition in ("zcdp", "advanced")
+    assert compose_epsilon(s.epsilon_step, 10**8, 1e-6, composition=s.composition) <= 1.0

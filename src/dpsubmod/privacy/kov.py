@@ -142,7 +142,8 @@ def kov_epsilon_rr(eps0: float, k: int, target: float) -> float:
     if log_d0 <= log_t:
         return 0.0
     # log delta at each breakpoint bp_m (active terms l < m); m = 0 is the top, delta = 0.
-    x = bp[1:] + lb[:-1] - la[:-1]
+    # x <= 0 exactly; rounding can leave it a hair above 0 at a subnormal eps0 (delta 0 there)
+    x = np.minimum(bp[1:] + lb[:-1] - la[:-1], 0.0)
     with np.errstate(divide="ignore"):
         log_dm = np.concatenate(([-math.inf], la[:-1] + np.log(-np.expm1(x))))
     m = int(np.flatnonzero(log_dm <= log_t).max())
