@@ -11,15 +11,6 @@ from __future__ import annotations
 from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
-    Known("tree-laplace-nan-warning", "privacy.TreeAggregator", "warning",
-          where="dpsubmod/privacy/continual.py",
-          test="test_tree_aggregator_laplace_at_a_subnormal_epsilon"),
-    Known("tree-budget-charged-late", "privacy.TreeAggregator", "refused_valid",
-          message="BudgetExceededError", test="test_tree_aggregator_refuses_its_budget_when_built"),
-    Known("tree-budget-accepted", "privacy.TreeAggregator", "accepted_bad",
-          message=r"bad \['budget'\]", test="test_tree_aggregator_refuses_its_budget_when_built"),
-    Known("tree-laplace-inf", "privacy.TreeAggregator", "wrong_result", message="prefix sum",
-          test="test_tree_aggregator_laplace_at_a_subnormal_epsilon"),
     # -- online/** (being reorganised) ----------------------------------------------------------
     Known("online-rng-unvalidated", "online.", "accepted_bad", message=r"bad \['rng'\] accepted",
           test="test_online_learners_refuse_a_bad_rng_at_construction"),

@@ -272,13 +272,64 @@ def test_one_event_for_the_whole_stream():
 def test_budget_refusal_releases_nothing():
     rng = np.random.default_rng(4)
     budget = Budget(1.0)
-    budget.charge(TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6).event)
     agg = TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6, budget=budget, rng=rng)
+    # the budget is spent elsewhere between construction and the first item
+    budget.charge(TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6).event)
     state = rng.bit_generator.state
     with pytest.raises(BudgetExceededError):
         agg.update([1.0])
     assert agg.t == 0 and rng.bit_generator.state == state and len(budget) == 1
     np.testing.assert_array_equal(agg.prefix(), [0.0])
+
+
+def test_a_budget_that_cannot_fit_the_stream_is_refused_at_construction():
+    budget = Budget(1.0)
+    budget.charge(TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6).event)
+    with pytest.raises(BudgetExceededError, match="'budget' parameter of TreeAggregator"):
+        TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.6, budget=budget, rng=0)
+    with pytest.raises(BudgetExceededError, match="'budget'"):
+        TreeAggregator(6, 1, sensitivity=0.4, epsilon=5000.0, budget=Budget(1000.0))
+    assert len(budget) == 1  # nothing charged by the refusals
+    TreeAggregator(8, 1, sensitivity=1.0, epsilon=0.4, budget=budget, rng=0)  # fits: accepted
+    assert len(budget) == 1  # and charged only at the first update
+
+
+@pytest.mark.parametrize("noise, extra, epsilon, sensitivity", [
+    *[(n, {}, e, s) for n in ("laplace", "l2laplace")
+      for e, s in ((1e-320, 0.39), (1.0, 1e300), (1e308, 5e-324))],
+    *[("gaussian", {"delta": 1e-6}, e, s) for e, s in ((1.0, 1e300), (1e308, 5e-324))],
+])
+def test_node_noise_outside_float_range_is_refused_by_name(noise, extra, epsilon, sensitivity):
+    """A noise scale that overflows (tiny epsilon, huge sensitivity) would release inf and NaN
+    prefixes; one that underflows would release the exact sums. Both refused, naming epsilon."""
+    budget = Budget(1e308, 0.5)
+    with pytest.raises(ValidationError, match="epsilon"):
+        TreeAggregator(6, 3, noise=noise, sensitivity=sensitivity, epsilon=epsilon,
+                       budget=budget, rng=0, **extra)
+    assert len(budget) == 0
+
+
+def test_gaussian_tree_at_a_subnormal_sensitivity_is_refused_without_dividing_by_zero():
+    # at a subnormal epsilon delta still bounds the noise: a finite, correct calibration
+    agg = TreeAggregator(6, 3, noise="gaussian", sensitivity=0.39, epsilon=1e-320, delta=1e-6)
+    assert gaussian_delta(agg.scale, 1e-320, math.sqrt(3) * 0.39) <= 1e-6
+    assert 0.0 < agg.event.rho < math.inf
+    with pytest.raises(ValidationError, match="epsilon"):
+        TreeAggregator(1, 1, noise="gaussian", sensitivity=5e-324, epsilon=1e-320, delta=5e-4)
+    with pytest.raises(ValidationError, match="sensitivity"):
+        TreeAggregator(4, 1, noise="gaussian", sensitivity=1e300, rho=1e-300, epsilon=None)
+
+
+def test_largest_node_noise_gives_finite_prefixes_without_warnings():
+    import warnings
+
+    agg = TreeAggregator(64, 2, sensitivity=1e298, epsilon=0.07, rng=1, honaker=True)
+    assert agg.scale <= 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(64):
+            agg.update([1.0, -1.0])
+            assert np.all(np.isfinite(agg.prefix()))
 
 
 # ------------------------------------------------------------------------------------------------

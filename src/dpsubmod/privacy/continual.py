@@ -48,7 +48,13 @@ import numpy as np
 
 from .._rng import RNGLike
 from .._validation import check_delta, check_finite, check_int, check_real
-from ..errors import ParameterTypeError, StreamLengthError, ValidationError
+from ..errors import (
+    BudgetExceededError,
+    ParameterTypeError,
+    StreamLengthError,
+    ValidationError,
+)
+from ._inputs import MAX_NOISE_SCALE, _noise_parameter
 from .backends import NoiseBackend, resolve_backend
 from .calibration import gaussian_sigma_analytic
 from .events import PrivacyEvent, check_epsilon_finite
@@ -222,22 +228,27 @@ class TreeAggregator:
         L = T.bit_length()
         norm = NOISES[self.noise]
         eff = backend.effective_sensitivity(sens, kind=norm, dim=d)
-        if self.noise == "laplace":
+        # Node noise at the scale limit stays finite, and so do sums of L nodes; beyond it (a
+        # tiny epsilon against the sensitivity) the prefixes would be inf, inf - inf = NaN.
+        high = MAX_NOISE_SCALE / (d if self.noise == "l2laplace" else 1)
+        if self.noise == "gaussian":
+            if rho is None and not backend.discrete:
+                scale = gaussian_sigma_analytic(eps, dlt, math.sqrt(L) * eff)
+            else:
+                if rho is None:
+                    rho = rho_for_target(eps, dlt)
+                scale = eff * math.sqrt(L / (2.0 * rho)) if rho > 0.0 else math.inf
+        else:
             scale = L * eff / eps
+        scale = _noise_parameter(float(scale), "node-noise scale", caller, high=high)
+        if self.noise == "laplace":
             node_var = 2.0 * scale * scale
         elif self.noise == "l2laplace":
-            scale = L * eff / eps
             node_var = (d + 1.0) * scale * scale  # E||z||^2 = d (d + 1) s^2, split over d coords
         else:
             if rho is None:
-                if backend.discrete:
-                    rho = rho_for_target(eps, dlt)
-                    scale = eff * math.sqrt(L / (2.0 * rho))
-                else:
-                    scale = gaussian_sigma_analytic(eps, dlt, math.sqrt(L) * eff)
-                    rho = L * eff * eff / (2.0 * scale * scale)
-            else:
-                scale = eff * math.sqrt(L / (2.0 * rho))
+                r = eff / scale  # first: eff * eff may underflow to 0
+                rho = L * r * r / 2.0
             node_var = scale * scale
         self._T, self._d, self._L = T, d, L
         self._sens = sens
@@ -264,6 +275,16 @@ class TreeAggregator:
         else:
             event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note, law)
         self._event = event
+        # A budget that cannot fit the stream's cost is refused now, not at the first item;
+        # it is still charged only at the first update (a Budget shared with other releases
+        # may refuse it then, before any noise).
+        can_charge = getattr(self.budget, "can_charge", None)
+        if can_charge is not None and not can_charge(event):
+            raise BudgetExceededError(
+                f"The 'budget' parameter of {caller} ({self.budget!r}) cannot fit the stream's "
+                f"cost (epsilon={event.epsilon:.6g}, delta={event.delta:.6g}); nothing was "
+                "charged or released. Pass a smaller epsilon (or delta), or a larger budget."
+            )
         # Honaker weight on a node's own noisy value at each height (the rest goes to the sum
         # of its children's estimates): w_h = r_h with r_h the variance ratio 2^h / (2^(h+1)-1).
         self._w = np.array([2.0**h / (2.0 ** (h + 1) - 1.0) for h in range(L)])
