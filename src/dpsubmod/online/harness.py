@@ -116,6 +116,11 @@ class Trace(TraceSummary):
         The learner's :attr:`~dpsubmod.online.protocol.RoundProtocol.guarantee`: its theorem's
         bound on the expected regret for this run's parameters (None when it states none).
         ``regret[-1]`` is one run's regret, the bound is on its expectation.
+
+    Notes
+    -----
+    ``records()`` gives the rounds as plain dicts and ``to_frame()`` as a pandas DataFrame
+    (columns named as the arrays above, parameters and guarantee in ``attrs``).
     """
 
     feedback: Feedback
