@@ -234,6 +234,17 @@ def test_a_second_signal_during_the_cleanup_ends_the_process_at_once():
     assert p.stderr == "dpsubmod: interrupted by SIGINT again; stopped at once\n"
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    # as in `dpsubmod audit --list | head -0`: no traceback, the status of a SIGPIPE
+    proc = subprocess.Popen(command("audit", "--list"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    proc.stderr.close()
+    assert proc.returncode == 141 and err == b""
+
+
 # -- output paths --------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -7,12 +7,14 @@ Exit statuses: 0 the command did what was asked; 2 a one-line error and nothing 
 arguments, unreadable files, an output path that cannot be written, a budget that does not
 fit, a results file another run is writing); 1 only from ``dpsubmod audit`` (a privacy
 violation found) and from ``dpsubmod select --check-data`` (an invalid value found); 130 after
-SIGINT and 143 after SIGTERM (one line on stderr, worker processes stopped).
+SIGINT and 143 after SIGTERM (one line on stderr, worker processes stopped); 141 when the
+reader of its output goes away (``dpsubmod audit --list | head -1``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -58,7 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with interrupts():
         try:
-            return int(args.func(args))
+            status = int(args.func(args))
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+            return status
+        except BrokenPipeError:
+            # the reader of the output went away (``dpsubmod ... | head``): stop quietly, as
+            # shell tools do, with the status of a process ended by SIGPIPE
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 128 + 13
         except Interrupted as exc:
             stop_children()
             print(exc.message(), file=sys.stderr)
