@@ -203,8 +203,8 @@ def test_run_refuses_a_stream_with_a_nan_function():
     expect(invoke(case, lambda: O.run(O.HazanKale(2, 2, M=1.9), stream), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "privacy/continual.py:_setup divides by zero for "
-                   "SubmodPFTAL with Gaussian noise at M = 5e-324")
+@pytest.mark.xfail(strict=True, reason=ISSUE + "online/minimization/pftal.py: SubmodPFTAL with "
+                   "Gaussian noise at M = 5e-324 refuses naming PFTAL's internal 'H', not 'M'")
 def test_submod_pftal_gaussian_at_a_tiny_bound_does_not_divide_by_zero():
     import dpsubmod.online as O
     from dpsubmod.functions import Modular
@@ -246,9 +246,6 @@ def test_pftal_meta_frank_wolfe_states_no_more_than_epsilon():
                   known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/convex/private_bandit.py: a huge "
-                   "lipschitz makes an infinite TreeAggregator sensitivity, refused by that "
-                   "internal name")
 def test_private_bandit_names_a_huge_lipschitz():
     import dpsubmod.online as O
     from dpsubmod.online.convex import linear_losses

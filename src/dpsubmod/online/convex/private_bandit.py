@@ -285,6 +285,13 @@ class PrivateBandit(BanditConvexLearner):
                     sigma = gaussian_sigma_analytic(eps, delta, math.sqrt(levels) * sens)
                     cal_sens = sens * max(1.0, paper_scale / sigma)
             cal_sens *= float(self._sensitivity_factor)
+        if not math.isfinite(cal_sens):
+            name = "lipschitz" if self.bound is None else "bound"
+            raise ValidationError(
+                f"The '{name}' parameter of {caller} makes the sensitivity of one round's "
+                f"gradient estimate overflow to inf; pass a smaller '{name}' (rescale the "
+                "losses so that they fit in float range)."
+            )
         scale = node_scale(self.noise, levels, cal_sens, self.epsilon, delta) if not off \
             else 0.0
         return {
