@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ParameterTypeError, ValidationError
+from ..privacy.backends import BACKENDS, NoiseBackend, resolve_backend
 from ..privacy.continual import TreeAggregator
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 
-__all__ = ["run_plan", "tree_event", "check_spend"]
+__all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "check_spend"]
 
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
@@ -30,15 +31,64 @@ def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
                        simulation=is_simulation(backend, rng), guarantee=guarantee)
 
 
-def tree_event(T: int, dim: int, *, noise: str, sensitivity: float, epsilon: float,
-               delta: float = 0.0) -> PrivacyEvent:
-    """The single event of a numpy tree-aggregation counter with these parameters.
+def tree_event(T: int, dim: int, *, noise: str, sensitivity: float,
+               epsilon: float | None = None, delta: float = 0.0, rho: float | None = None,
+               backend: Any = None) -> PrivacyEvent:
+    """The single event of a tree-aggregation counter with these parameters on ``backend``.
 
     The counter is only calibrated here, never fed: nothing is drawn, and the caller's random
-    generator is not touched (the throwaway counter gets its own seed).
+    generator is not touched (a numpy counter gets its own seed). Whatever the counter refuses
+    (a noise scale outside float range, l2-Laplace noise on a grid backend, an OpenDP map above
+    the charge) is refused here, when the plan is built, before anything is charged.
     """
+    if rho is not None:
+        return TreeAggregator(T, dim, noise=noise, sensitivity=sensitivity, rho=rho,
+                              **tree_backend(backend, 0)).event
     return TreeAggregator(T, dim, noise=noise, sensitivity=sensitivity, epsilon=epsilon,
-                          delta=delta if noise == "gaussian" else 0.0, rng=0).event
+                          delta=delta if noise == "gaussian" else 0.0,
+                          **tree_backend(backend, 0)).event
+
+
+def tree_backend(backend: Any, rng: Any) -> dict[str, Any]:
+    """The ``backend=`` / ``rng=`` keywords of a learner's counter.
+
+    On the numpy backend the counter draws from ``rng``; a secure backend (a name or an
+    instance) owns its randomness, so the learner's generator is kept for its public
+    randomness only.
+    """
+    if backend is None or (isinstance(backend, str) and backend == "numpy"):
+        return {"backend": None, "rng": rng}
+    return {"backend": backend, "rng": None}
+
+
+def check_backend(backend: Any, caller: str, noise: str | None = None) -> None:
+    """Refuse a ``backend=`` that is not a known name or a backend instance, at construction.
+
+    ``"opendp"`` without OpenDP raises :class:`~dpsubmod.errors.MissingDependencyError` with
+    the install command; a grid backend with l2-Laplace node noise (which has no exact
+    sampler) is refused naming ``noise``. Nothing is charged or drawn.
+    """
+    grid = backend not in (None, "numpy") and (
+        not isinstance(backend, NoiseBackend) or backend.discrete)
+    if noise == "l2laplace" and grid:
+        raise ValidationError(
+            f"{caller}(backend={backend!r}) draws exact noise on a grid and has no l2-Laplace "
+            "sampler; pass noise='laplace' or noise='gaussian' (with delta), or backend='numpy'."
+        )
+    if backend is None or isinstance(backend, NoiseBackend):
+        return
+    if not isinstance(backend, str):
+        raise ParameterTypeError(
+            f"The 'backend' parameter of {caller} must be 'numpy', 'secure', 'opendp', a "
+            f"NoiseBackend instance or None; got {type(backend).__name__}."
+        )
+    if backend not in BACKENDS:
+        raise ValidationError(
+            f"The 'backend' parameter of {caller} must be one of {sorted(BACKENDS)} or a "
+            f"NoiseBackend instance; got {backend!r}."
+        )
+    if backend == "opendp":
+        resolve_backend(backend)  # OpenDP or the install command, now
 
 
 def check_spend(caller: str, spent: float, requested: float, *, parameter: str,

@@ -52,7 +52,7 @@ from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import NOISES, check_privacy_args, clip_norm
-from .._plans import run_plan, tree_event
+from .._plans import check_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
@@ -108,6 +108,11 @@ class PFTAL(OnlineBase):
     rng : int, numpy.random.Generator, numpy.random.SeedSequence or None, default=None
         Noise randomness, resolved when the state is built (first :meth:`point`/:meth:`update` or
         :meth:`reset`), so an integer seed replays the same run after ``reset()`` or ``clone()``.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the counter (:func:`~dpsubmod.privacy.backends.resolve_backend`):
+        ``"secure"`` draws exact discrete node noise on a grid, through OpenDP when it is
+        installed, with items summed in integer grid units; ``"opendp"`` requires OpenDP. Grid
+        backends need ``noise="laplace"`` or ``"gaussian"``; they ignore ``rng``.
     budget : Budget or None, default=None
         Charged the whole run's guarantee (:attr:`privacy`) at construction, before anything is
         released (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then
@@ -138,12 +143,13 @@ class PFTAL(OnlineBase):
                  sensitivity: float | None = None, lipschitz: float | None = None,
                  project: Callable[[np.ndarray], np.ndarray] | None = None,
                  x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None, budget: Any = None):
+                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
         caller = "PFTAL"
         check_int(dim, "dim", low=1, caller=caller)
         check_int(T, "T", low=1, caller=caller)
         check_real(H, "H", low=0.0, low_open=True, caller=caller)
         check_privacy_args(epsilon, sensitivity, lipschitz, noise, delta, caller)
+        check_backend(backend, caller, noise)
         if project is not None and not callable(project):
             raise ParameterTypeError(
                 f"The 'project' parameter of {caller} must be a callable (a Euclidean projection "
@@ -167,6 +173,7 @@ class PFTAL(OnlineBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
+        self.backend = backend
 
     # -- state --------------------------------------------------------------------------------
     @property
@@ -208,7 +215,8 @@ class PFTAL(OnlineBase):
                 int(self.T), d, noise=self.noise, sensitivity=self.calibrated_sensitivity,
                 epsilon=float(self.epsilon),
                 delta=float(self.delta) if self.noise == "gaussian" else 0.0,
-                rng=as_generator(self.rng), budget=self._run_allowance())
+                budget=self._run_allowance(),
+                **tree_backend(self.backend, as_generator(self.rng)))
         self._v = np.zeros(d)
 
     def _ensure_state(self) -> None:
@@ -285,5 +293,6 @@ class PFTAL(OnlineBase):
         return self._memo_plan(lambda: run_plan(
             "PFTAL", [tree_event(int(self.T), int(self.dim), noise=self.noise,
                                  sensitivity=self.calibrated_sensitivity,
-                                 epsilon=float(self.epsilon), delta=float(self.delta))],
-            neighbouring=NEIGHBOURING, rng=self.rng))
+                                 epsilon=float(self.epsilon), delta=float(self.delta),
+                                 backend=self.backend)],
+            neighbouring=NEIGHBOURING, backend=self.backend, rng=self.rng))
