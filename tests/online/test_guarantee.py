@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from dpsubmod.functions import GraphCut, Modular, Sum
+from dpsubmod.functions import Modular
 from dpsubmod.online import (
     FIDP,
     BanditDP,
@@ -116,29 +116,6 @@ def test_trace_carries_the_guarantee():
     assert tr.guarantee == HazanKale(4, 30, M=4.0).guarantee
 
 
-def _cut_stream(n, T, seed):
-    rng = np.random.default_rng(seed)
-    W = rng.random((n, n)) * (rng.random((n, n)) < 0.5)
-    W = np.triu(W, 1)
-    cut = GraphCut(W + W.T)
-    scale = float(W.sum()) + n
-    return [Sum([cut, Modular(rng.uniform(-1, 1, n))]) * (1.0 / scale) for _ in range(T)]
-
-
-@pytest.mark.parametrize("make", [
-    lambda T: HazanKale(6, T, M=1.0, rng=0),
-    lambda T: SubmodPFTAL(6, T, M=1.0, epsilon=math.inf, rng=0),
-    lambda T: SubmodPFTAL(6, T, M=1.0, epsilon=2.0, rng=0),
-])
-def test_measured_expected_regret_is_within_the_guarantee(make):
-    # Expected regret (the learner's own expectation over the rounding, from expected_value)
-    # against the best fixed set, on a stream of scaled cut-plus-modular costs in [-1, 1].
-    T = 400
-    learner = make(T)
-    tr = run(learner, _cut_stream(6, T, 1))
-    assert tr.final_expected_regret <= tr.guarantee.bound
-
-
 def test_default_parameters_minimise_the_stated_bound():
     n, T, M = 5, 4000, 1.0
     for eps in (0.5, 1.0, 5.0):
@@ -177,3 +154,29 @@ def test_tuned_parameters_stay_within_the_theorems_conditions(n, T, eps):
     assert 0 < f.resolved_params["eta"] and f.privacy.epsilon <= eps * (1 + 1e-9)
     d = DPMetaFrankWolfe(n, T, k, epsilon=eps).resolved_params
     assert 1 <= d["K"] <= max(1, math.isqrt(T))
+
+
+def _coin_rewards(n, T, seed):
+    # Every element's reward is an independent fair coin each round (k = 1, rewards in
+    # {0, 1}): the best element in hindsight leads by about sqrt(T ln n / 2), a constant
+    # fraction of Hedge's bound eta T + ln n / eta, so the bound is checked where it is
+    # nearly attained rather than on an easy stream.
+    rng = np.random.default_rng(seed)
+    return [Modular(rng.integers(0, 2, n).astype(float)) for _ in range(T)]
+
+
+@pytest.mark.parametrize("epsilon", [math.inf, 5.0])
+def test_experts_regret_is_within_the_guarantee_and_of_its_order(epsilon):
+    # FIDP with k = 1 is one Hedge copy: its stated bound (Theorem 3 via Proposition 3) bounds
+    # the expected regret against the best element. Averaged over 4 seeds (the learner's
+    # expectation over its draws through expected_value), the regret is below the bound and
+    # above an eighth of it (measured: 26 against 129 with the noise off, 26 against 149 at
+    # epsilon = 5): a bound mis-stated by a factor 8 either way is caught.
+    n, T = 16, 1500
+    learner = FIDP(n, T, 1, epsilon=epsilon, delta=1e-6)
+    g = learner.guarantee
+    assert not g.vacuous
+    regrets = [run(learner.clone(rng=s), _coin_rewards(n, T, s), alpha=1.0,
+                   comparator="brute-force").final_expected_regret for s in range(4)]
+    mean = float(np.mean(regrets))
+    assert g.bound / 8 < mean <= g.bound, (regrets, g.bound)
