@@ -50,6 +50,4 @@ KNOWN.extend([
           message="linear_max", test="test_garber_kretzu_names_a_tiny_lipschitz"),
     Known("online-privacy-overflow-warning", "online.", "wrong_result",
           message="RuntimeWarning", test="test_pftal_meta_frank_wolfe_states_its_privacy_quietly"),
-    Known("online-epsilon-overstated", "online.", "wrong_result", message="above the requested",
-          test="test_pftal_meta_frank_wolfe_states_no_more_than_epsilon"),
 ])

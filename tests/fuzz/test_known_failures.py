@@ -231,8 +231,6 @@ def test_garber_kretzu_names_a_tiny_lipschitz():
                                              comparator=None), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/maximization/meta_frank_wolfe.py: "
-                   "PFTALMetaFrankWolfe at epsilon = 1e-320 states epsilon 1.0005e-320")
 def test_pftal_meta_frank_wolfe_states_no_more_than_epsilon():
     import dpsubmod.online as O
     from dpsubmod.constraints import PartitionMatroid

@@ -18,7 +18,8 @@ from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 
-__all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "check_spend"]
+__all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "is_grid_backend",
+           "check_spend"]
 
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
@@ -61,6 +62,13 @@ def tree_backend(backend: Any, rng: Any) -> dict[str, Any]:
     return {"backend": backend, "rng": None}
 
 
+def is_grid_backend(backend: Any) -> bool:
+    """Whether a ``backend=`` argument draws discrete noise on a grid (the secure backends)."""
+    if isinstance(backend, NoiseBackend):
+        return bool(backend.discrete)
+    return backend not in (None, "numpy")
+
+
 def check_backend(backend: Any, caller: str, noise: str | None = None) -> None:
     """Refuse a ``backend=`` that is not a known name or a backend instance, at construction.
 
@@ -68,9 +76,7 @@ def check_backend(backend: Any, caller: str, noise: str | None = None) -> None:
     the install command; a grid backend with l2-Laplace node noise (which has no exact
     sampler) is refused naming ``noise``. Nothing is charged or drawn.
     """
-    grid = backend not in (None, "numpy") and (
-        not isinstance(backend, NoiseBackend) or backend.discrete)
-    if noise == "l2laplace" and grid:
+    if noise == "l2laplace" and is_grid_backend(backend):
         raise ValidationError(
             f"{caller}(backend={backend!r}) draws exact noise on a grid and has no l2-Laplace "
             "sampler; pass noise='laplace' or noise='gaussian' (with delta), or backend='numpy'."

@@ -27,7 +27,7 @@ from ..._validation import check_int, check_real, is_noise_off
 from ...errors import ValidationError
 from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_spend, run_plan
+from .._plans import check_backend, check_spend, run_plan
 from ..guarantee import Guarantee
 from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
@@ -130,13 +130,17 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
         changes), again by :meth:`reset` after play and by every clone (each a new release).
         Not allowed with ``epsilon=math.inf``.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the oracles' trees (see :class:`~dpsubmod.online.oco.PrivateFTRL`):
+        ``"secure"`` draws exact discrete node noise (through OpenDP when it is installed);
+        ``"opendp"`` requires OpenDP.
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  delta: float = 0.0, K: int | None = None, eta: float | None = None,
                  bound: float = 1.0, noise: str = "laplace", calibration: str = "sound",
                  composition: str = "auto", gradient: str = "auto", n_samples: int = 200,
-                 rng: RNGLike = None, budget: Any = None):
+                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
         self.n = n
         self.T = T
         self.constraint = constraint
@@ -152,9 +156,11 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         self.n_samples = n_samples
         self.rng = rng
         self.budget = budget
+        self.backend = backend
         caller = "DPMetaFrankWolfe"
         self._check_meta(caller)
         check_ftrl_privacy(epsilon, delta, noise, caller)
+        check_backend(backend, caller)
         if calibration not in ("sound", "paper"):
             raise ValidationError(
                 f"The 'calibration' parameter of {caller} must be 'sound' or 'paper'; got "
@@ -201,13 +207,15 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
                 "PrivateFTRL", T=int(self.T), n=int(self.n), copies=K,
                 epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
                 width=float(self.bound), composition=self.composition,
-                tree_epsilon=self._paper_tree_epsilon(K), neighbouring=NEIGHBOURING)
+                tree_epsilon=self._paper_tree_epsilon(K), neighbouring=NEIGHBOURING,
+                backend=self.backend)
             rep = inner.report()
+            tree_note = inner.events[0].note
             event = rep.event("PrivateFTRL", f"{K} private FTRL oracles: {rep.uses} "
                                              f"tree-aggregation uses by {rep.composition} "
-                                             "composition; backend=numpy")
+                                             f"composition; {tree_note.rsplit('; ', 1)[-1]}")
             return run_plan("DPMetaFrankWolfe", [event], neighbouring=NEIGHBOURING,
-                            rng=self.rng)
+                            backend=self.backend, rng=self.rng)
 
         return self._memo_plan(build)
 
@@ -279,6 +287,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
             delta=float(self.delta), noise=self.noise, eta=p["eta"],
             loss_range=(-float(self.bound), 0.0), composition=self.composition,
             tree_epsilon=p.get("tree_epsilon"), rng=self._oracle_rng, budget=self._allowance,
+            backend=self.backend,
         )
         self._ftrl.reset()
         self._params.update({k: v for k, v in self._ftrl.resolved_params.items()

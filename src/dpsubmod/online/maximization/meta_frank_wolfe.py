@@ -63,7 +63,7 @@ from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
 from ...privacy.plan import PrivacyPlan
-from .._plans import run_plan
+from .._plans import check_backend, is_grid_backend, run_plan
 from ..guarantee import Guarantee
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
@@ -234,12 +234,16 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         Charged the whole run's guarantee (``K`` tree-aggregation events of
         :math:`\varepsilon/K`) at construction, before anything is released, again by
         :meth:`reset` after play and by every clone. Not allowed with ``epsilon=math.inf``.
+    backend : {"numpy"}, NoiseBackend or None, default=None
+        Noise backend of the copies' counters. Their l2-Laplace node noise has no exact sampler
+        on a grid, so the secure backends are refused at construction; use
+        :class:`DPMetaFrankWolfe` with ``backend="secure"`` for exact discrete noise.
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
                  gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
-                 budget: Any = None):
+                 budget: Any = None, backend: Any = None):
         self.n = n
         self.T = T
         self.constraint = constraint
@@ -251,8 +255,18 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         self.n_samples = n_samples
         self.rng = rng
         self.budget = budget
+        self.backend = backend
         caller = "PFTALMetaFrankWolfe"
         self._check_meta(caller)
+        check_backend(backend, caller)
+        if is_grid_backend(backend):
+            # The copies' l2-Laplace node noise (the noise Theorem 9 is stated for) has no exact
+            # sampler on a grid.
+            raise ValidationError(
+                f"The 'backend' parameter of {caller} must be 'numpy' (or None): its PFTAL "
+                "copies draw l2-Laplace noise, which has no exact sampler on a grid; use "
+                "DPMetaFrankWolfe(backend='secure') for exact discrete noise."
+            )
         if as_region(constraint, n).kind == "matroid":
             raise ValidationError(
                 f"{caller} needs a Euclidean projection in closed form: pass an int k, a uniform "
@@ -263,6 +277,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                        fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
         if H is not None:
             check_real(H, "H", low=0.0, low_open=True, caller=caller)
+        self._privacy_plan()  # a calibration the counters refuse fails here, not at play
 
     @property
     def noise_off(self) -> bool:
@@ -320,9 +335,10 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         def build() -> PrivacyPlan:
             K, n = self._K(), int(self.n)
             copy = PFTAL(n, int(self.T), H=1.0, epsilon=float(self.epsilon) / K,
-                         sensitivity=math.sqrt(n) * float(self.bound)).plan
+                         sensitivity=math.sqrt(n) * float(self.bound),
+                         backend=self.backend).plan
             return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=NEIGHBOURING,
-                            rng=self.rng)
+                            backend=self.backend, rng=self.rng)
 
         return self._memo_plan(build)
 
@@ -361,7 +377,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                         epsilon=math.inf if self.noise_off else p["copy_epsilon"],
                         sensitivity=None if self.noise_off else p["sensitivity"],
                         project=project, x1=np.zeros(int(self.n)), rng=r,
-                        budget=self._allowance)
+                        budget=self._allowance, backend=self.backend)
             oco.reset()
             self._copies.append(oco)
 

@@ -53,7 +53,7 @@ from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from ...privacy.zcdp import rho_for_target
-from .._plans import check_spend, run_plan
+from .._plans import check_backend, check_spend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
@@ -85,19 +85,22 @@ def check_ftrl_privacy(epsilon: object, delta: object, noise: object, caller: st
 
 def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta: float,
               noise: str, width: float, composition: str, tree_epsilon: float | None,
-              neighbouring: str, rng: Any = None) -> tuple[PrivacyPlan, dict[str, Any]]:
+              neighbouring: str, rng: Any = None,
+              backend: Any = None) -> tuple[PrivacyPlan, dict[str, Any]]:
     """The whole-run plan of ``copies`` tree-aggregated FTRL optimizers, and its calibration.
 
     Laplace trees: ``copies`` pure events of ``tree_epsilon`` each (by default the split of
     ``(epsilon, delta)`` over the copies, :func:`~dpsubmod.privacy.composition.split_budget`),
     composed by the rule of the split. Gaussian trees: the copies share
-    ``rho = rho_for_target(epsilon, delta)`` (zCDP). Only public parameters enter.
+    ``rho = rho_for_target(epsilon, delta)`` (zCDP). Only public parameters enter. One copy's
+    counter is calibrated on ``backend`` here, so that whatever it refuses (a noise scale outside
+    float range, an OpenDP map above the charge) is refused before anything is charged.
     """
     K, levels = int(copies), tree_levels(int(T))
     p: dict[str, Any] = {"levels": levels}
     note = (f"binary mechanism per copy, T={int(T)}, levels={levels}, {noise} node noise, leaf "
             f"{'l1' if noise == 'laplace' else 'l2'} sensitivity "
-            f"{(n if noise == 'laplace' else math.sqrt(n)) * width:g}; backend=numpy")
+            f"{(n if noise == 'laplace' else math.sqrt(n)) * width:g}")
     if noise == "laplace":
         if tree_epsilon is not None:
             e0 = float(tree_epsilon)
@@ -120,8 +123,17 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
         p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K))
         events = [PrivacyEvent.zcdp_only("tree_aggregation", rho / K, count=K, note=note)]
         rule, plan_delta = "zcdp", float(delta)
+    if noise == "laplace":
+        copy = tree_event(int(T), n, noise="laplace", sensitivity=n * width, epsilon=e0,
+                          backend=backend)
+    else:
+        copy = tree_event(int(T), n, noise="gaussian", sensitivity=math.sqrt(n) * width,
+                          rho=rho / K, backend=backend)
+    # the note names the backend (and engine) of the counter that draws
+    events = [dataclasses.replace(e, note=f"{e.note}; backend={copy.note.rsplit('backend=', 1)[1]}")
+              for e in events]
     plan = run_plan(label, events, delta=plan_delta, composition=rule,
-                    neighbouring=neighbouring, rng=rng)
+                    neighbouring=neighbouring, backend=backend, rng=rng)
     return plan, p
 
 
@@ -176,6 +188,11 @@ class PrivateFTRL(OnlineBase):
         (:class:`~dpsubmod.errors.ValidationError`) when the copies compose to more than
         ``epsilon``.
     rng : int, Generator, SeedSequence or None, default=None
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the trees (:func:`~dpsubmod.privacy.backends.resolve_backend`):
+        ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
+        installed) with the loss vectors summed in integer grid units; ``"opendp"`` requires
+        OpenDP. Grid backends ignore ``rng``.
     budget : Budget or None, default=None
         Charged the whole run's guarantee at construction, before anything is released
         (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
@@ -197,7 +214,7 @@ class PrivateFTRL(OnlineBase):
                  epsilon: float, delta: float = 0.0, noise: str = "laplace",
                  eta: float | None = None, loss_range: tuple[float, float] = (-1.0, 1.0),
                  composition: str = "auto", tree_epsilon: float | None = None,
-                 rng: RNGLike = None, budget: Any = None):
+                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
         caller = "PrivateFTRL"
         reg = region if isinstance(region, Region) else as_region(region, n)
         check_int(T, "T", low=1, caller=caller)
@@ -211,6 +228,7 @@ class PrivateFTRL(OnlineBase):
             if noise != "laplace":
                 raise ValidationError(f"'tree_epsilon' of {caller} applies to noise='laplace'.")
         check_composition(composition, caller)
+        check_backend(backend, caller)
         self.region = region
         self.T = T
         self.n = reg.n if n is None else n
@@ -224,6 +242,7 @@ class PrivateFTRL(OnlineBase):
         self.tree_epsilon = tree_epsilon
         self.rng = rng
         self.budget = budget
+        self.backend = backend
         self._n_region = reg.n
         plan = self._privacy_plan()
         if plan is not None and tree_epsilon is not None:
@@ -244,7 +263,7 @@ class PrivateFTRL(OnlineBase):
             epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
             width=float(hi - lo), composition=self.composition, tree_epsilon=self.tree_epsilon,
             neighbouring="loss sequences differing in one round's loss vectors (each clipped "
-                         f"to {self.loss_range})", rng=self.rng)
+                         f"to {self.loss_range})", rng=self.rng, backend=self.backend)
 
     def _privacy_plan(self) -> PrivacyPlan | None:
         """``copies`` tree-aggregation events; ``None`` when the noise is off."""
@@ -293,11 +312,12 @@ class PrivateFTRL(OnlineBase):
             if self.noise == "laplace":
                 self._tree = TreeAggregator(T, K * n, noise="laplace",
                                             sensitivity=K * n * width,
-                                            epsilon=K * p["tree_epsilon"], rng=gen)
+                                            epsilon=K * p["tree_epsilon"],
+                                            **tree_backend(self.backend, gen))
             else:
                 self._tree = TreeAggregator(T, K * n, noise="gaussian",
                                             sensitivity=math.sqrt(K * n) * width,
-                                            rho=p["rho"], rng=gen)
+                                            rho=p["rho"], **tree_backend(self.backend, gen))
         self._points: np.ndarray | None = None
         self._decomp: list | None = None
 
