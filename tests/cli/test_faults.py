@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from dpsubmod.cli import main
+
 EXPERIMENT = """\
 [experiment]
 name = "interrupted"
@@ -43,6 +45,24 @@ def command(*args: str) -> list[str]:
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command(*args), cwd=cwd, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONWARNINGS="error"))
+
+
+@pytest.fixture
+def dpsubmod(monkeypatch, capsys):
+    """The command called in this process, for the faults that involve no signal: the same
+    ``main`` as the installed command, without a Python start-up per call."""
+
+    def call(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+
+    return call
 
 
 def one_line_error(p: subprocess.CompletedProcess, *words: str) -> None:
@@ -248,12 +268,12 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
 # -- output paths --------------------------------------------------------------------------------
 
 @pytest.fixture
-def blocked(tmp_path: Path) -> Path:
+def blocked(tmp_path: Path, dpsubmod) -> Path:
     """A folder holding a file named ``blocker``, a budget file and a small data file."""
     (tmp_path / "blocker").write_text("a file")
     (tmp_path / "exp.toml").write_text(EXPERIMENT.replace("seeds = 300", "seeds = 2"))
     (tmp_path / "data.csv").write_text("s0,s1,s2\n1,0,1\n0,1,1\n1,1,0\n0,0,1\n")
-    assert run("budget", "new", "b.json", "--epsilon", "5", cwd=tmp_path).returncode == 0
+    assert dpsubmod("budget", "new", "b.json", "--epsilon", "5", cwd=tmp_path).returncode == 0
     return tmp_path
 
 
@@ -308,10 +328,11 @@ def _nothing_done(cwd: Path, p: subprocess.CompletedProcess) -> None:
 
 
 @pytest.mark.parametrize("case", list(WRONG_PATHS))
-def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(blocked, case):
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(blocked, dpsubmod,
+                                                                         case):
     args, option, words = WRONG_PATHS[case]
     (blocked / "sub.csv").mkdir()
-    p = run(*args, cwd=blocked)
+    p = dpsubmod(*args, cwd=blocked)
     one_line_error(p, option, words)
     _nothing_done(blocked, p)
 
@@ -322,17 +343,17 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(blocke
     (["audit", "laplace", "--runs", "20", "--json", "{ro}/a.json"], "--json"),
     ([*SELECT, "--out", "{ro}/r.json"], "--out"),
 ], ids=["demo", "run", "audit", "select"])
-def test_a_read_only_folder_is_refused_before_any_work(blocked, args, option):
+def test_a_read_only_folder_is_refused_before_any_work(blocked, dpsubmod, args, option):
     ro = _readonly(blocked)
-    p = run(*[a.format(ro=ro) for a in args], cwd=blocked)
+    p = dpsubmod(*[a.format(ro=ro) for a in args], cwd=blocked)
     one_line_error(p, option, f"cannot write in the folder {ro}", "pass " + option)
     assert p.stdout == ""
     assert json.loads((blocked / "b.json").read_text())["releases"] == []
 
 
-def test_missing_folders_of_an_output_are_created(blocked):
+def test_missing_folders_of_an_output_are_created(blocked, dpsubmod):
     # demo, run and audit make their output folders; select writes only into an existing one
-    p = run("audit", "laplace", "--runs", "20", "--json", "new/deeper/a.json", cwd=blocked)
+    p = dpsubmod("audit", "laplace", "--runs", "20", "--json", "new/deeper/a.json", cwd=blocked)
     assert p.returncode == 0, p.stderr
     assert json.loads((blocked / "new" / "deeper" / "a.json").read_text())["runs_per_input"] == 20
 
@@ -340,8 +361,8 @@ def test_missing_folders_of_an_output_are_created(blocked):
 # -- demo's statistics ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seeds", ["0", "-1", "1.5", "abc"])
-def test_demo_refuses_a_bad_seed_count(tmp_path, seeds):
-    p = run("demo", "--seeds", seeds, "--out", "o", cwd=tmp_path)
+def test_demo_refuses_a_bad_seed_count(tmp_path, dpsubmod, seeds):
+    p = dpsubmod("demo", "--seeds", seeds, "--out", "o", cwd=tmp_path)
     one_line_error(p, "--seeds")
     assert not (tmp_path / "o").exists() and p.stdout == ""
 
