@@ -19,7 +19,7 @@ from ...polytopes.oracles import Polytope
 from ...privacy.calibration import gaussian_sigma_analytic
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
-from .._plans import run_plan, tree_event
+from .._plans import check_backend, run_plan, tree_backend, tree_event
 from .geometry import (
     CALIBRATIONS,
     FW_STEPS,
@@ -132,6 +132,11 @@ class PrivateBandit(BanditConvexLearner):
         changes), again by :meth:`reset` after play and by every clone (each a new release).
         Not allowed with ``epsilon=math.inf``. :func:`~dpsubmod.online.run_convex` plays a
         budgeted learner itself instead of a clone.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the counter (:func:`~dpsubmod.privacy.backends.resolve_backend`):
+        ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
+        installed); ``"opendp"`` requires OpenDP. Grid backends need ``noise="laplace"`` or
+        ``"gaussian"``, and draw no noise from ``rng``.
 
     Attributes
     ----------
@@ -169,7 +174,7 @@ class PrivateBandit(BanditConvexLearner):
                  diameter: float | None = None, mode: str = "shrink", eta: float | None = None,
                  zeta: float | None = None, batch: int | None = None,
                  fw_steps: int | None = None, fw_step: str = "linesearch",
-                 rng: RNGLike = None, budget: Any = None):
+                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
         self.polytope = polytope
         self.T = T
         self.epsilon = epsilon
@@ -188,6 +193,7 @@ class PrivateBandit(BanditConvexLearner):
         self.fw_step = fw_step
         self.rng = rng
         self.budget = budget
+        self.backend = backend
         self._resolved = self._resolve()
 
     @property
@@ -209,8 +215,9 @@ class PrivateBandit(BanditConvexLearner):
         return self._memo_plan(lambda: run_plan(
             "PrivateBandit", [tree_event(p["T_round"], p["dim"], noise=self.noise,
                                          sensitivity=p["calibrated_sensitivity"],
-                                         epsilon=float(self.epsilon), delta=p["delta"])],
-            neighbouring=self._neighbouring(), rng=self.rng))
+                                         epsilon=float(self.epsilon), delta=p["delta"],
+                                         backend=self.backend)],
+            neighbouring=self._neighbouring(), backend=self.backend, rng=self.rng))
 
     def _resolve(self) -> dict[str, Any]:
         caller = "PrivateBandit"
@@ -234,6 +241,7 @@ class PrivateBandit(BanditConvexLearner):
                 "l2-Laplace noise."
             )
         delta = check_delta(self.delta, caller=caller)
+        check_backend(self.backend, caller, self.noise)
         if not off and self.noise == "gaussian" and delta == 0.0:
             raise ValidationError(
                 f"{caller}(noise='gaussian') gives (epsilon, delta)-DP and needs delta > 0; pass "
@@ -323,7 +331,7 @@ class PrivateBandit(BanditConvexLearner):
                 p["T_round"], p["dim"], noise=self.noise, sensitivity=p["calibrated_sensitivity"],
                 epsilon=float(self.epsilon),
                 delta=p["delta"] if self.noise == "gaussian" else 0.0,
-                rng=noise_rng, budget=self._run_allowance(),
+                budget=self._run_allowance(), **tree_backend(self.backend, noise_rng),
             )
             self._exact = None
         geo: Geometry = p["geometry"]

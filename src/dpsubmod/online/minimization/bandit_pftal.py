@@ -26,6 +26,7 @@ from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._checks import check_privacy_args, check_x1, resolve_gamma
+from .._plans import check_backend
 from ..guarantee import Guarantee, regret_guarantee
 from .bounds import COST_UNITS, bandit_pftal_bound, best_bandit_pftal
 from .onepoint import (
@@ -89,6 +90,8 @@ class BanditSubmodPFTAL(_SubmodBase):
         Clip observed values to :math:`[-M, M]` (no-op on valid inputs).
     budget : Budget or None, default=None
         As in :class:`SubmodPFTAL`.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the counter, as in :class:`SubmodPFTAL`.
     """
 
     feedback = "bandit"
@@ -98,7 +101,7 @@ class BanditSubmodPFTAL(_SubmodBase):
                  calibration: str = "sound",
                  sensitivity: float | None = None, clip: bool = True, x1: object = None,
                  noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
-                 budget: Any = None):
+                 budget: Any = None, backend: Any = None):
         caller = "BanditSubmodPFTAL"
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
@@ -129,6 +132,8 @@ class BanditSubmodPFTAL(_SubmodBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
+        self.backend = backend
+        check_backend(backend, caller, noise)
         self._check_spend()
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:

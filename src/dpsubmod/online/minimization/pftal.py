@@ -82,7 +82,7 @@ from ...errors import ValidationError
 from ...functions.base import SetFunction
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
-from .._plans import check_spend, run_plan
+from .._plans import check_backend, check_spend, run_plan
 from ..guarantee import Guarantee, regret_guarantee
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
@@ -142,7 +142,7 @@ class _SubmodBase(Learner):
     def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
         return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
                      sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
-                     x1=self.x1, noise=self.noise, delta=self.delta, **kw)
+                     x1=self.x1, noise=self.noise, delta=self.delta, backend=self.backend, **kw)
 
     def _privacy_plan(self) -> PrivacyPlan | None:
         """The inner counter's one tree-aggregation event; ``None`` when the noise is off."""
@@ -152,7 +152,7 @@ class _SubmodBase(Learner):
         def build() -> PrivacyPlan:
             inner = self._inner(self._resolve(warn=False)).plan
             return run_plan(type(self).__name__, inner.events, neighbouring=_NEIGHBOURING,
-                            rng=self.rng)
+                            backend=self.backend, rng=self.rng)
 
         return self._memo_plan(build)
 
@@ -254,6 +254,11 @@ class SubmodPFTAL(_SubmodBase):
         (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
         changes), and again by :meth:`reset` after play and by every clone (each a new
         release). Not allowed with ``epsilon=math.inf``.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the counter (:func:`~dpsubmod.privacy.backends.resolve_backend`):
+        ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
+        installed); ``"opendp"`` requires OpenDP. Grid backends need ``noise="laplace"`` or
+        ``"gaussian"``, and draw no noise from ``rng``.
 
     Examples
     --------
@@ -272,7 +277,7 @@ class SubmodPFTAL(_SubmodBase):
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
                  calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
                  x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None, budget: Any = None):
+                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
         caller = "SubmodPFTAL"
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
@@ -293,6 +298,8 @@ class SubmodPFTAL(_SubmodBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
+        self.backend = backend
+        check_backend(backend, caller, noise)
         self._check_spend()
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
