@@ -313,6 +313,8 @@ WRONG_PATHS = {
     "select under a file": ([*SELECT, "--out", "blocker/r.json"], "--out", "blocker is a file"),
     "select missing folder": ([*SELECT, "--out", "missing/r.json"], "--out",
                               "does not exist"),
+    "budget file under a file": (["budget", "new", "blocker/b2.json", "--epsilon", "1"], "FILE",
+                                 "blocker is a file"),
     "select diagnostics under a file": ([*SELECT, "--diagnostics", "blocker/d.json"],
                                         "--diagnostics", "blocker is a file"),
 }

@@ -12,11 +12,14 @@ from pathlib import Path
 
 from ..privacy.budget_file import FileBudget
 from ..privacy.filters import FILTERS
+from ._paths import check_output_file
 
 __all__ = ["register"]
 
 
 def _new(args: argparse.Namespace) -> int:
+    if not Path(args.file).exists():  # an existing file is refused by name below
+        check_output_file("FILE", args.file, example="budget.json")
     fb = FileBudget.create(args.file, args.epsilon, args.delta, args.composition,
                            slack=args.slack, data=args.data)
     bound = (f", bound to {fb.data['name']}" if fb.data
@@ -59,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bsub = p.add_subparsers(dest="budget_command", required=True, metavar="ACTION")
     new = bsub.add_parser("new", help="create a budget file",
                           description="Create a budget file (refused if the file exists).")
-    new.add_argument("file", help="the budget file to create (JSON)")
+    new.add_argument("file", metavar="FILE", help="the budget file to create (JSON)")
     new.add_argument("--epsilon", type=float, required=True, help="total epsilon > 0")
     new.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1) (default 0)")
     new.add_argument("--composition", choices=tuple(FILTERS), default="basic",
