@@ -130,7 +130,10 @@ class NumpyBackend(NoiseBackend):
         q = np.asarray(scores, dtype=float)
         # Gumbel-max in log space: argmax of log-weight + Gumbel noise is an exact draw from
         # the softmax; shifting by the max keeps the log-weights finite and <= 0.
-        z = weight * (q - q.max())  # -inf entries cannot be the max: one is finite
+        # -inf entries cannot be the max: one is finite. A huge weight may overflow a gap to
+        # -inf, which is the limit law (probability 0), so the overflow is not worth a warning.
+        with np.errstate(over="ignore"):
+            z = weight * (q - q.max())
         return int(np.argmax(z + standard_gumbel(self.generator, q.shape)))
 
     def report_noisy_max(self, scores: np.ndarray, scale: float, *, sensitivity: float,
