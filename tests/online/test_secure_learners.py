@@ -18,6 +18,7 @@ import dpsubmod.online as O
 from dpsubmod import Budget
 from dpsubmod.errors import MissingDependencyError, ParameterTypeError, ValidationError
 from dpsubmod.functions import Modular
+from dpsubmod.online import Hedge
 from dpsubmod.online.convex import linear_losses
 from dpsubmod.polytopes import Simplex
 from dpsubmod.privacy import SecureBackend, TreeAggregator, opendp_engine
@@ -187,3 +188,52 @@ def test_a_secure_learner_and_its_clone_release_finite_points():
         play_submod(lr)
         assert np.all(np.isfinite(lr.iterate))
         assert lr.backend == "secure"
+
+
+# -- Hedge and the experts learners -------------------------------------------------------------
+@pytest.mark.parametrize("backend", backends())
+def test_hedge_draws_on_every_secure_backend_from_its_exact_law(backend):
+    be = backend() if callable(backend) else backend
+    h = Hedge(3, eta=1.0, max_draws=400, backend=be)
+    h.update([1.0, 0.0, 0.5])
+    p = h.probabilities()[0]
+    m = 300
+    counts = np.bincount([int(h.sample()[0]) for _ in range(m)], minlength=3)
+    # two-sided, six standard deviations per cell: false-alarm rate below 1e-8
+    assert np.all(np.abs(counts - m * p) <= 6 * np.sqrt(m * p * (1 - p)))
+    assert h.privacy.engine == (be.engine if isinstance(be, SecureBackend) else
+                                SecureBackend().engine)
+
+
+def test_hedge_with_a_numpy_backend_instance_replays_its_seed():
+    from dpsubmod.privacy import NumpyBackend
+
+    def draws(**kw):
+        h = Hedge(4, eta=0.5, copies=2, **kw)
+        h.update(np.full((2, 4), 0.5) + np.arange(4) * 0.1)
+        return [h.sample().tolist() for _ in range(5)]
+
+    assert draws(backend=NumpyBackend(11)) == draws(backend="numpy", rng=11)
+
+
+def test_experts_learner_accepts_opendp_and_instances():
+    for be in (SecureBackend(random_source=random.Random(1)),
+               *(("opendp",) if HAVE_OPENDP else ())):
+        budget = Budget(10.0, 1e-3)
+        lr = O.FIDP(4, 6, 2, epsilon=1.0, delta=1e-4, backend=be, budget=budget)
+        O.run(lr, [Modular([0.1, 0.2, 0.3, 0.4])] * 6, comparator=None)
+        ref = O.FIDP(4, 6, 2, epsilon=1.0, delta=1e-4)
+        assert lr.privacy.epsilon == pytest.approx(ref.privacy.epsilon)
+        assert budget.spent[0] == pytest.approx(ref.privacy.epsilon)
+
+
+@pytest.mark.parametrize("make", [lambda be: Hedge(3, eta=1.0, backend=be),
+                                  lambda be: O.FIDP(4, 6, 2, epsilon=1.0, delta=1e-4,
+                                                    backend=be)])
+def test_hedge_and_experts_refuse_bad_backends_by_name(make, monkeypatch):
+    for bad, exc in (("gpu", ValidationError), (3, ParameterTypeError)):
+        with pytest.raises(exc, match="'backend'"):
+            make(bad)
+    without_opendp(monkeypatch)
+    with pytest.raises(MissingDependencyError, match=r'pip install "dpsubmod\[secure\]"'):
+        make("opendp")

@@ -78,7 +78,7 @@ class FIDP(HedgeExperts):
         :math:`\varepsilon e^{2\eta} \le 4\ln(k/\delta)`).
     composition : {"auto", "paper", "basic", "advanced", "kov", "zcdp"}, default="auto"
         How the statement composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
-    backend : {None, "numpy", "secure"}, default=None
+    backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.

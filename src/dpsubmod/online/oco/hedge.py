@@ -26,14 +26,19 @@ import numpy as np
 
 from ..._rng import RNGLike, as_generator, standard_gumbel
 from ..._validation import check_delta, check_finite, check_int, check_real
-from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
+from ...errors import GroundSetMismatchError, StreamLengthError
 from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._plans import run_plan
 from ..protocol import OnlineBase
-from .hedge_privacy import BACKENDS, best_composition, check_eta, hedge_draw_epsilon
+from .hedge_privacy import (
+    best_composition,
+    check_backend_param,
+    check_eta,
+    hedge_draw_epsilon,
+)
 
 __all__ = ["Hedge", "clip_gains"]
 
@@ -78,9 +83,11 @@ class Hedge(OnlineBase):
     composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         How the ``copies * max_draws`` draws compose in the statement (see
         :mod:`dpsubmod.privacy.composition`).
-    backend : {None, "numpy", "secure"}, default=None
+    backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the draws: numpy Gumbel-max (seeded by ``rng``), or the exact secure sampler
-        (randomness from the operating system; ``rng`` is then unused).
+        (OpenDP's noisy max when it is installed, else dpsubmod's exact Python sampler;
+        randomness from the operating system, ``rng`` then unused); ``"opendp"`` requires
+        OpenDP; an instance such as ``SecureBackend(...)`` is used as is.
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
     budget : Budget or None, default=None
@@ -113,10 +120,7 @@ class Hedge(OnlineBase):
                           "None for no privacy statement.")
         check_delta(delta, caller=caller)
         check_composition(composition, caller)
-        if backend not in BACKENDS:
-            raise ValidationError(
-                f"The 'backend' parameter of {caller} must be one of {BACKENDS}; got {backend!r}."
-            )
+        check_backend_param(backend, caller)
         self.n = n
         self.eta = eta
         self.copies = copies
@@ -160,8 +164,11 @@ class Hedge(OnlineBase):
     def _reset(self) -> None:
         self._G = np.zeros((int(self.copies), int(self.n)))
         self._gen = as_generator(self.rng)
-        self._backend = resolve_backend(self.backend, None if self.backend == "secure"
-                                        else self._gen)
+        # only the numpy backend draws from rng; a secure one (name or instance) owns its
+        # randomness
+        numpy_named = self.backend is None or (isinstance(self.backend, str)
+                                               and self.backend == "numpy")
+        self._backend = resolve_backend(self.backend, self._gen if numpy_named else None)
         self._draws = 0
         self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
         self._dependent = 0
@@ -222,7 +229,7 @@ class Hedge(OnlineBase):
             # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
             # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
             z = eta * (self._G - self._G.max(axis=1, keepdims=True))
-            return np.argmax(z + standard_gumbel(self._gen, z.shape), axis=1)
+            return np.argmax(z + standard_gumbel(self._backend.generator, z.shape), axis=1)
         return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
                          for row in self._G], dtype=np.int64)
 

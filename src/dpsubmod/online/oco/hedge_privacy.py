@@ -67,7 +67,7 @@ import math
 
 from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
-from ...privacy.backends import resolve_backend
+from ...privacy.backends import NoiseBackend, resolve_backend
 from ...privacy.composition import compose, compose_epsilon, split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.mechanisms import exponential_mechanism_epsilon
@@ -100,8 +100,9 @@ PAPER_RULE = ("advanced composition per expert and basic over the experts (Perez
 
 _RULES = ("basic", "advanced", "kov", "zcdp")
 
-#: Samplers of a Hedge draw (``None`` is numpy).
-BACKENDS = (None, "numpy", "secure")
+#: Names of the samplers of a Hedge draw (``None`` is numpy); a NoiseBackend instance is also
+#: accepted.
+BACKENDS = (None, "numpy", "secure", "opendp")
 
 
 def check_eta(eta: object, caller: str) -> float:
@@ -135,11 +136,7 @@ def hedge_draw_epsilon(eta: float, *, backend: str | None = None,
     (0.02, 0.01)
     """
     e = check_eta(eta, "hedge_draw_epsilon")
-    if backend not in BACKENDS:
-        raise ValidationError(
-            f"The 'backend' parameter of hedge_draw_epsilon must be one of {BACKENDS}; got "
-            f"{backend!r}."
-        )
+    check_backend_param(backend, "hedge_draw_epsilon")
     return exponential_mechanism_epsilon(e, backend_sensitivity(backend), monotonic=monotone)
 
 
@@ -214,8 +211,8 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         as one sequence (valid since each draw is :math:`2\eta`-DP given everything released
         before it); ``"auto"`` is the tightest of basic, advanced, optimal (KOV) and
         bounded-range zCDP composition.
-    backend : {None, "numpy", "secure"}, default=None
-        The sampler (the secure backend's grid can inflate the score sensitivity).
+    backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
+        The sampler (the secure backends' grid can inflate the score sensitivity).
     monotone : bool, default=False
         Each draw is :math:`\eta`-DP (one score moves, in one direction); ignored by
         ``"paper"``, which is the paper's own argument.
@@ -338,12 +335,20 @@ def _try_per_step(total: float, count: int, delta: float, rule: str) -> float:
 
 
 def check_backend_param(backend: object, caller: str) -> None:
-    if backend not in BACKENDS:
-        if not isinstance(backend, str) and backend is not None:
-            raise ParameterTypeError(
-                f"The 'backend' parameter of {caller} must be None, 'numpy' or 'secure'; got "
-                f"{type(backend).__name__}."
-            )
-        raise ValidationError(
-            f"The 'backend' parameter of {caller} must be one of {BACKENDS}; got {backend!r}."
+    """Refuse a ``backend=`` other than None, ``"numpy"``, ``"secure"``, ``"opendp"`` or a
+    NoiseBackend instance; ``"opendp"`` without OpenDP raises
+    :class:`~dpsubmod.errors.MissingDependencyError` with the install command."""
+    if isinstance(backend, NoiseBackend):
+        return
+    if not isinstance(backend, str) and backend is not None:
+        raise ParameterTypeError(
+            f"The 'backend' parameter of {caller} must be None, 'numpy', 'secure', 'opendp' or "
+            f"a NoiseBackend instance; got {type(backend).__name__}."
         )
+    if backend not in BACKENDS:
+        raise ValidationError(
+            f"The 'backend' parameter of {caller} must be one of {BACKENDS} or a NoiseBackend "
+            f"instance; got {backend!r}."
+        )
+    if backend == "opendp":
+        resolve_backend(backend)  # OpenDP, or the install command now
