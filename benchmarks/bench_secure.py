@@ -18,6 +18,13 @@ small, almost every proposal is accepted), and the same scores with the small se
 ``dpsubmod select`` on a few thousand records (sensitivity 1/2000, epsilon 0.1 per step), where
 the law concentrates on few candidates and a rejection sampler proposes many times.
 
+Then ``dpsubmod select`` end to end in one process (``build_task`` from a CSV of ``--records``
+synthetic ride records, then ``private_select`` of ``k = 10`` cells of a ``--grid`` candidate
+grid, 10 exponential-mechanism draws of epsilon 0.1 at the select sensitivity): on the secure
+backend with OpenDP, on the secure backend without it (the import of OpenDP made to fail, as on
+a machine without the ``[secure]`` extra: the pure-Python engine), and on numpy. Rounds
+interleaved; ratios within a round.
+
 Each path draws in batches sized to about ``--batch-seconds`` (after one untimed warm-up draw);
 rounds are interleaved (``benchmarks/_harness.py``) and the time per draw is the batch time over
 the batch size. Ratios are formed within a round. Target: the secure OpenDP path within 1.5 x
@@ -27,13 +34,17 @@ OpenDP called directly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from _harness import Case, Report, Target, measure_cases, ratio
-from dpsubmod.privacy import SecureBackend, exponential_mechanism
+from _harness import Case, Report, Target, measure_cases, ratio, table
+from dpsubmod.privacy import SecureBackend, exponential_mechanism, opendp_engine
 
 SCENARIOS = {
     "scores in [0,1], sensitivity 1, eps 1": (1.0, 1.0),
@@ -116,6 +127,57 @@ def _block(rep: Report, name: str, sensitivity: float, epsilon: float, sizes: li
     rep.print_section("\n".join(lines))
 
 
+@contextlib.contextmanager
+def _without_opendp():
+    """The secure backend as on a machine without OpenDP: its pure-Python engine."""
+    real = opendp_engine._import_opendp
+
+    def missing():
+        raise ImportError("OpenDP hidden for this benchmark path")
+
+    opendp_engine._import_opendp = missing
+    opendp_engine.clear_cache()
+    try:
+        yield
+    finally:
+        opendp_engine._import_opendp = real
+        opendp_engine.clear_cache()
+
+
+def _select_block(rep: Report, records: int, grid: tuple[int, int], rounds: int) -> None:
+    from bench_scale import BOUNDS, rides, write
+    from dpsubmod.tasks import build_constraint, build_task, private_select
+
+    tmp = Path(tempfile.mkdtemp())
+    data = tmp / "rides.csv"
+    write(data, rides(records))
+
+    def select(backend: str):
+        task = build_task("facility-location", str(data), grid=grid, bounds=BOUNDS)
+        return private_select(task, build_constraint(task, k=10), epsilon=1.0, backend=backend,
+                              rng=0 if backend == "numpy" else None)
+
+    def python_path():
+        with _without_opendp():
+            rel = select("secure")
+        return rel
+
+    cases = [Case("secure / OpenDP", lambda: select("secure"), warmup=lambda: select("secure")),
+             Case("secure / pure Python", python_path, warmup=python_path),
+             Case("numpy", lambda: select("numpy"), warmup=lambda: select("numpy"))]
+    meas = measure_cases(cases, rounds)
+    engines = {label: (m.output.privacy.engine if m.ok else "-") for label, m in meas.items()}
+    shutil.rmtree(tmp, ignore_errors=True)
+    text = (f"\ndpsubmod select end to end ({records} records, {grid[0]}x{grid[1]} candidate "
+            f"grid, k=10, epsilon=1): seconds per release\n"
+            + table(meas, "secure / OpenDP", width=24)
+            + "\nengines: " + ", ".join(f"{k}: {v}" for k, v in engines.items()))
+    rep.print_section(text)
+    r = ratio(meas, "secure / pure Python", "secure / OpenDP")
+    if r.values:
+        rep.print_section(f"select, pure-Python engine / OpenDP engine: {r.fmt()}")
+
+
 def main(argv: list[str] | None = None) -> Report:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -125,15 +187,23 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--batch-seconds", type=float, default=0.5)
     p.add_argument("--python-limit", type=int, default=100_000,
                    help="largest m run on the pure-Python path (it is slow)")
+    p.add_argument("--records", type=int, default=3000,
+                   help="records of the end-to-end select run")
+    p.add_argument("--grid", type=int, nargs=2, default=[100, 100],
+                   help="candidate grid of the end-to-end select run")
+    p.add_argument("--no-select", action="store_true", help="skip the end-to-end select run")
     args = p.parse_args(argv)
     if args.quick:
         args.sizes, args.rounds, args.batch_seconds = [1_000, 10_000], 1, 0.1
+        args.grid = [30, 30]
     rep = Report("secure backend")
     engine = SecureBackend().engine
     rep.print_section(f"secure backend engine: {engine}")
     for name, (sens, eps) in SCENARIOS.items():
         _block(rep, name, sens, eps, args.sizes, args.rounds, args.batch_seconds,
                args.python_limit)
+    if not args.no_select:
+        _select_block(rep, args.records, tuple(args.grid), args.rounds)
     for t in rep.targets:
         print(t.line())
     return rep
