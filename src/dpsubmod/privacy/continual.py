@@ -131,13 +131,16 @@ class TreeAggregator:
     rng : int, numpy.random.SeedSequence, numpy.random.Generator or None, default=None
         Randomness of the numpy backend, resolved once at construction (so clones built from
         the same integer seed release the same values).
-    backend : {"numpy", "secure"}, NoiseBackend or None, default=None
-        Noise backend (:mod:`dpsubmod.privacy.backends`); the secure backend releases node values
-        on a grid with exact discrete noise and refuses l2-Laplace noise.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend (:func:`~dpsubmod.privacy.backends.resolve_backend`); the secure backends
+        round items to a grid, sum nodes in exact integer grid units and add exact discrete
+        node noise (through OpenDP when it is installed, its map checked against the charge at
+        construction); they refuse l2-Laplace noise and ignore ``rng``.
     budget : Budget, Ledger or None, default=None
         Charged with the whole stream's single :class:`~dpsubmod.privacy.events.PrivacyEvent`
         at the first :meth:`update`, before any noise is drawn (a
-        :class:`~dpsubmod.privacy.budget.Budget` may refuse it; then nothing changes).
+        :class:`~dpsubmod.privacy.budget.Budget` may refuse it; then nothing changes). A
+        ``Budget`` that cannot fit the event is refused at construction.
     noise_sampler : callable or None, default=None
         For testing only: ``noise_sampler(level, index) -> array of shape (dim,)`` replaces the
         calibrated node noise (``level`` is the node's height, ``index`` its 0-based position at
@@ -159,7 +162,10 @@ class TreeAggregator:
     Raises
     ------
     ValidationError, ParameterTypeError
-        On bad parameters, at construction.
+        On bad parameters, at construction, including a node-noise scale outside float range
+        (an epsilon tiny against the sensitivity, or huge).
+    BudgetExceededError
+        At construction, when ``budget`` cannot fit the stream's event.
     StreamLengthError
         From :meth:`update` on item ``T + 1``, before anything is drawn or released.
 
