@@ -323,15 +323,19 @@ def test_default_exploration_is_tuned_only_where_the_bound_says_something():
         assert not g.vacuous
         for other in (0.5 * p["gamma"], min(1.0, 2.0 * p["gamma"])):
             assert g.bound <= L.clone(gamma=other).guarantee.bound * 1.05
-    # Below, every rate's bound is vacuous and the default is the theorem's (clipped to 1
-    # with a warning when it exceeds 1), the same as gamma="paper".
+    # Below, every rate's bound is vacuous and the default is the theorem's order without its
+    # constant (T^(-1/3), T^(-1/4) for B.1), quietly; gamma="paper" is the theorem's rate,
+    # clipped to 1 with a warning.
     for T in (500, 10**5):
-        L = BanditDP(12, T, 3, epsilon=1.0, delta=1e-6)
-        assert L.guarantee.vacuous
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            assert L.clone().reset().resolved_params["gamma"] == \
-                L.clone(gamma="paper").reset().resolved_params["gamma"]
+        for cls, power in ((BanditDP, 1 / 3), (PresampledBanditDP, 1 / 3),
+                           (NaiveBanditDP, 1 / 4)):
+            L = cls(12, T, 3, epsilon=1.0, delta=1e-6)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert L.guarantee.vacuous
+                assert L.clone().reset().resolved_params["gamma"] == pytest.approx(T ** -power)
+            with pytest.warns(RuntimeWarning, match="clipped to 1"):
+                assert L.clone(gamma="paper").reset().resolved_params["gamma"] == 1.0
 
 
 def test_bandit_exploitation_values_never_reach_the_state():

@@ -41,8 +41,8 @@ class NaiveBanditDP(_BanditExperts):
     :math:`O(T^{3/4})` expected :math:`(1 - 1/e)`-regret with :math:`\gamma = \Theta(T^{-1/4})`.
 
     The paper gives no constant for :math:`\gamma`. By default the rate minimises the bound of
-    :attr:`guarantee` when it says something (as in :class:`BanditDP`); ``gamma="paper"``
-    minimises the corrected bound
+    :attr:`guarantee` when it says something (as in :class:`BanditDP`), else :math:`T^{-1/4}`;
+    ``gamma="paper"`` minimises the corrected bound
     :math:`A\sqrt T/\gamma + \gamma T`, :math:`A = k^3 n\ln n\sqrt{32\ln(k/\delta)}/\varepsilon`
     (the sum over the experts of
     :math:`E[r_i] \le k^2 n\ln n\sqrt{32 T\ln(k/\delta)}/(\varepsilon\gamma)`):
@@ -77,6 +77,7 @@ class NaiveBanditDP(_BanditExperts):
         self._check_spend()
 
     _draws_grow_with_gamma = False
+    _rate_exponent = 0.25
 
     def _draws_at(self, gamma: np.ndarray) -> np.ndarray:
         return np.full_like(gamma, max(1, int(self.T) - 1))

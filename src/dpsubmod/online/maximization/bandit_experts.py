@@ -60,11 +60,11 @@ class BanditDP(_BanditExperts):
     gamma : float or "paper", optional
         Exploration probability. Default: the rate minimising the regret bound of
         :attr:`guarantee` when that bound says something (it is vacuous below about
-        :math:`T = 10^8` at epsilon 1, ``n = 12``, ``k = 3``); otherwise, and for
-        ``gamma="paper"``, the theorem's :math:`k((16 n\ln n)^2/T)^{1/3}` (private) or
-        :math:`k(n\ln n)^{1/3}T^{-1/3}` (``epsilon=inf``). Values above 1 are clipped to 1
-        with a warning (the theorem's private rate exceeds 1 unless
-        :math:`T \ge k^3(16 n\ln n)^2`).
+        :math:`T = 10^8` at epsilon 1, ``n = 12``, ``k = 3``); otherwise the theorem's order
+        :math:`T^{-1/3}` without its constant. ``gamma="paper"``: the theorem's
+        :math:`k((16 n\ln n)^2/T)^{1/3}`, clipped to 1 with a warning (it exceeds 1 unless
+        :math:`T \ge k^3(16 n\ln n)^2`, and every round then explores). With
+        ``epsilon=inf``: :math:`k(n\ln n)^{1/3}T^{-1/3}`.
     cap : bool, default=False
         Stop exploring after the budget :math:`\lfloor 2\gamma T\rfloor` (exact
         :math:`(\varepsilon, \delta)`-DP). Without it the plan also admits the draws beyond
