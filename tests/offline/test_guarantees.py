@@ -19,7 +19,7 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.functions import Coverage
 from dpsubmod.functions.ksubmodular import KCoverage
 from dpsubmod.offline import list_methods
-from dpsubmod.offline.guarantees import E1, continuous_default_steps
+from dpsubmod.offline.guarantees import E1, ratio_steps
 from dpsubmod.offline.ksubmodular import ks_additive_error
 from oracles import brute_force_max, ks_brute_force_max
 
@@ -56,9 +56,12 @@ def holds(method: str, constraint, kw: dict, *, positive: bool = True) -> Utilit
     ("greedy", {}), ("lazy_greedy", {}), ("stochastic_greedy", {"accuracy": 0.2}),
     ("private_greedy", {"epsilon": 5.0}),
     ("private_greedy_decomposable", {"epsilon": 5.0, "delta": 1e-6}),
-    ("private_continuous_greedy", {"epsilon": 50.0}),
-    ("dpcg", {"epsilon": 200.0}),
-    ("dpcg", {"epsilon": 20.0, "delta": 1e-6}),
+    # value_bound = 1: F is a fraction of records covered, so every singleton value is <= 1
+    ("private_continuous_greedy", {"epsilon": 50.0, "value_bound": 1.0}),
+    ("private_continuous_greedy", {"epsilon": 50.0, "steps": 15}),  # m_F <= OPT, ratio_steps(3)
+    ("dpcg", {"epsilon": 200.0, "value_bound": 1.0}),
+    ("dpcg", {"epsilon": 200.0, "steps": 15}),
+    ("dpcg", {"epsilon": 20.0, "delta": 1e-6, "value_bound": 1.0}),
 ])
 def test_the_stated_bound_holds(method, kw, constraint):
     if method == "stochastic_greedy" and constraint is PARTITION:
@@ -91,12 +94,23 @@ def test_vacuous_where_the_theorem_says_nothing():
         assert g.vacuous and not math.isfinite(g.additive)
     kn = Knapsack([1.0, 1.2, 0.9, 0.5, 0.6, 0.4, 0.3, 0.5], budget=2.5)
     assert maximize(F, kn, method="private_greedy", epsilon=1.0, rng=0).guarantee.vacuous
-    # the paper's T = r leaves the ratio 1 - 1/e - r / 2 < 0: vacuous; the default is not
-    paper = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, steps=3, rng=0)
+    # without a public value_bound the default is the paper's T = r, whose ratio
+    # 1 - 1/e - r / 2 < 0 makes the guarantee vacuous; T = ratio_steps(r) keeps half the ratio
+    paper = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, rng=0)
+    assert paper.params["steps"] == 3
     assert paper.guarantee.vacuous and paper.guarantee.ratio < 0
-    auto = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, rng=0)
-    assert auto.params["steps"] == continuous_default_steps(3) == 15
-    assert not auto.guarantee.vacuous and auto.guarantee.ratio >= E1 / 2
+    more = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0,
+                    steps=ratio_steps(3), rng=0)
+    assert ratio_steps(3) == 15
+    assert not more.guarantee.vacuous and more.guarantee.ratio >= E1 / 2
+    # with a public value_bound the default T minimizes the additive term
+    vb = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, value_bound=1.0, rng=0)
+    T0 = vb.params["steps"]
+    for T in (1, 2, 5, 10, 20, 40, 80, 160, 256, T0 - 1, T0 + 1):
+        other = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0,
+                         value_bound=1.0, steps=T, rng=0).guarantee.additive
+        assert other >= vb.guarantee.additive
+    assert vb.guarantee.ratio == E1 and vb.guarantee.opt_bound == 3.0
     # a public bound on OPT (value_bound * rank) below the additive term: vacuous
     tiny = maximize(F, 3, method="dpcg", epsilon=0.1, value_bound=1e-3, rng=0).guarantee
     assert tiny.vacuous and tiny.opt_bound == pytest.approx(3e-3)
@@ -107,17 +121,17 @@ def test_vacuous_where_the_theorem_says_nothing():
                     rng=0).guarantee.vacuous
 
 
-def test_default_steps_minimize_the_threshold_above_which_the_bound_says_something():
+def test_ratio_steps_minimize_the_threshold_above_which_the_bound_says_something():
     """The bound (1 - 1/e - R^2 / (2T)) OPT - c T is positive iff OPT > c T / (1 - 1/e -
     R^2 / (2T)), smallest at T = R^2 / (1 - 1/e) whatever the noise c."""
     for R in (1, 2, 3, 5, 12):
         def threshold(T, R=R):
             ratio = E1 - R * R / (2 * T)
             return T / ratio if ratio > 0 else math.inf
-        T = continuous_default_steps(R)
+        T = ratio_steps(R)
         best = min(range(1, 2000), key=threshold)
         assert threshold(T) <= threshold(best) * (1 + 1e-2)
-    assert continuous_default_steps(40) == 256
+    assert ratio_steps(40) == 256
 
 
 def test_every_method_states_a_guarantee():

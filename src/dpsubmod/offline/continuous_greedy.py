@@ -60,7 +60,7 @@ from ..privacy.plan import backend_name
 from ._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from ._product_bases import ProductBaseSampler, product_base_sampler
-from .guarantees import continuous_default_steps, continuous_guarantee, no_guarantee
+from .guarantees import best_steps, continuous_guarantee, no_guarantee
 from .registry import register
 from .result import Result
 
@@ -231,8 +231,9 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
                               delta: float = 0.0, steps: int | None = None,
                               cover_size: int = 1, gradient: str = "auto",
                               n_samples: int = 1000, sensitivity: float | None = None,
-                              composition: str = "auto", backend: Any = None,
-                              budget: Any = None, rng: RNGLike = None) -> Result:
+                              composition: str = "auto", value_bound: float | None = None,
+                              backend: Any = None, budget: Any = None,
+                              rng: RNGLike = None) -> Result:
     r"""Private continuous greedy (Rafiey and Yoshida 2020, Algorithm 1) with swap rounding.
 
     For ``T`` steps: :math:`g = \nabla f(x_{t-1})`; draw ``m`` independent bases with
@@ -263,12 +264,11 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
         Total privacy budget.
     steps : int, optional
         ``T``; the discretization term :math:`m_F r^2 / (2T)` shrinks and the privacy term
-        grows linearly in ``T``. Default :func:`~dpsubmod.offline.guarantees.
-        continuous_default_steps`: ``ceil(r^2 / (1 - 1/e))`` (at most 256), the fewest steps
-        for which ``Result.guarantee`` keeps at least half of the ``(1 - 1/e)`` ratio once
-        :math:`m_F \le \mathrm{OPT}` is used. The paper's ``T = r`` leaves the ratio
-        :math:`1 - 1/e - r/2`, negative from ``r = 2`` on (a vacuous guarantee). From
-        ``r = 18`` on the cap makes the guarantee vacuous.
+        grows linearly in ``T``. Default: with ``value_bound``, the ``T`` in ``1..256``
+        minimizing :func:`continuous_greedy_utility_gap` (the largest stated bound); without,
+        the paper's ``T = r``, whose ``Result.guarantee`` is vacuous from ``r = 2`` on
+        (``docs/algorithms/continuous_greedy.md`` says why and when to pass
+        ``steps=ratio_steps(r)``).
     cover_size : int, default=1
         ``m``, bases averaged per cover point; 1 is the recommended bases variant.
     gradient : {"auto", "exact", "sampling"}, default="auto"
@@ -281,6 +281,9 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         How the ``T`` steps share the budget (``"auto"``: basic at ``delta = 0``, else the
         tightest rule; each step is bounded-range, so zCDP charges ``epsilon_step^2 / 8``).
+    value_bound : float, optional
+        A **public** bound on :math:`m_F = \max_e F(\{e\})` (1 for an average of similarities
+        in ``[0, 1]``), used to choose ``T`` and in ``Result.guarantee``.
     backend : None or "numpy"
         Only the numpy backend is available (floating-point sampler: for simulation).
     budget : Budget, optional
@@ -314,9 +317,25 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     sampler = product_base_sampler(matroid, caller)
     _check_numpy_backend(backend, caller)
     r = matroid.rank
-    T = continuous_default_steps(r) if steps is None else check_int(steps, "steps", low=1,
-                                                                    caller=caller)
     m = check_int(cover_size, "cover_size", low=1, caller=caller)
+    if value_bound is not None:
+        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
+                                 caller=caller)
+    log_bases = math.lgamma(f.n + 1) - math.lgamma(r + 1) - math.lgamma(f.n - r + 1)
+
+    def gap(T: int, mf: float = 0.0) -> float:
+        c = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
+                                          gradient_sensitivity=s, composition=composition)
+        return continuous_greedy_utility_gap(epsilon_step=c.epsilon_step, rank=r, steps=T,
+                                             gradient_sensitivity=s, log_n_bases=log_bases,
+                                             value_bound=mf, cover_size=m)
+
+    if steps is not None:
+        T = check_int(steps, "steps", low=1, caller=caller)
+    elif value_bound is not None:
+        T = best_steps(lambda t: gap(t, value_bound))
+    else:
+        T = r
     cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
                                         gradient_sensitivity=s, composition=composition)
     check_noise_parameter(cal.weight, "an exponential-mechanism weight of", caller)
@@ -328,18 +347,14 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     x, decomposition, trace = _run_bases(f, sampler, cal, T, m, oracle, allowance, gen)
     selection = decomposition.round(matroid, rng=gen)
     params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
-    params.update(cover_size=m)
+    params.update(cover_size=m, value_bound=value_bound)
     theorem = "Rafiey and Yoshida 2020, Algorithm 1 (bases cover; continuous_greedy_utility_gap)"
     if oracle.resolved == "sampling":
         guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
                                  "add an estimation error with no explicit bound here")
     else:
-        log_bases = math.lgamma(f.n + 1) - math.lgamma(r + 1) - math.lgamma(f.n - r + 1)
-        guarantee = continuous_guarantee(
-            matroid, noise_term=continuous_greedy_utility_gap(
-                epsilon_step=cal.epsilon_step, rank=r, steps=T, gradient_sensitivity=s,
-                log_n_bases=log_bases, value_bound=0.0, cover_size=m),
-            radius=r, steps=T, value_bound=None, theorem=theorem)
+        guarantee = continuous_guarantee(matroid, noise_term=gap(T), radius=r, steps=T,
+                                         value_bound=value_bound, theorem=theorem)
     return make_result(f, list(selection), "private_continuous_greedy", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=trace,
                        guarantee=guarantee)

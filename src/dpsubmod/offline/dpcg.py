@@ -48,6 +48,7 @@ e) = \nabla_e f(\mathbf 1)` and :math:`g = f - \ell^\top x`, the same steps over
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -67,7 +68,7 @@ from ..privacy.backends import NoiseBackend
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ..privacy.zcdp import rho_for_target
+from ..privacy.zcdp import rho_for_target as _rho_for_target
 from ._common import (
     check_noise_parameter,
     make_result,
@@ -77,11 +78,15 @@ from ._common import (
     resolve,
 )
 from ._continuous import GradientOracle, gradient_sensitivity, stores_nothing
-from .guarantees import continuous_default_steps, continuous_guarantee, no_guarantee
+from .guarantees import continuous_guarantee, no_guarantee
 from .registry import register
 from .result import Result
 
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
+
+# The zCDP budget of a target (epsilon, delta) is a root-finding (tens of milliseconds); the
+# choice of K and of the calibration asks for the same one once per candidate K.
+rho_for_target = functools.lru_cache(maxsize=256)(_rho_for_target)
 
 _NOISES = ("laplace", "gaussian")
 _GAUSSIAN_CALIBRATIONS = ("auto", "paper", "analytic", "zcdp")
@@ -412,13 +417,11 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     epsilon, delta : float
         Total budget. ``delta = 0`` gives pure DP with Laplace noise.
     steps : int, optional
-        ``K``. Default: :func:`dpcg_default_steps` when ``value_bound`` is given; else, for a
-        matroid of rank ``R``, :func:`~dpsubmod.offline.guarantees.continuous_default_steps`
-        (``ceil(R^2 / (1 - 1/e))``, at most 256: the fewest steps for which
-        ``Result.guarantee`` keeps half of the ``(1 - 1/e)`` ratio; the paper's ``K = ceil(R)``
-        makes it vacuous from ``R = 2`` on), and ``ceil(R)`` for a knapsack (whose rounding
-        loses up to ``m_F``, so that without a ``value_bound`` the guarantee is vacuous at
-        every ``K``).
+        ``K``. Default: with ``value_bound``, :func:`dpcg_default_steps` (the ``K`` minimizing
+        the bound's additive term, the largest stated bound); without, the paper's
+        ``ceil(R)`` with ``R`` the polytope's l1 radius (the rank for a matroid), whose
+        ``Result.guarantee`` is vacuous from ``R = 2`` on
+        (``docs/algorithms/continuous_greedy.md``).
     noise : {"laplace", "gaussian"}, optional
         Default Laplace when ``delta == 0``, Gaussian otherwise.
     gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
@@ -462,9 +465,10 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     delta_f, s = gradient_sensitivity(f, sensitivity, caller)
     noise = ("laplace" if delta == 0.0 else "gaussian") if noise is None else noise
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
-    if noise == "gaussian" and gaussian_calibration == "auto" \
-            and backend_name(backend) in ("secure", "SecureBackend"):
-        # The secure backend samples the discrete Gaussian, whose exact guarantee is zCDP.
+    # resolved before anything is charged: a bad backend (or OpenDP missing) is refused here
+    be, gen = noise_source(backend, rng)
+    if noise == "gaussian" and gaussian_calibration == "auto" and be.discrete:
+        # A grid backend samples the discrete Gaussian, whose exact guarantee is zCDP.
         calib = "zcdp"
     if value_bound is not None:
         value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
@@ -475,11 +479,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         K = dpcg_default_steps(epsilon=epsilon, delta=delta, n=f.n, radius=radius,
                                gradient_sensitivity=s, value_bound=value_bound, noise=noise,
                                gaussian_calibration=calib)
-    elif steps is None and not isinstance(constraint, Knapsack):
-        K = continuous_default_steps(radius)
     else:
         K = _resolve_steps(steps, radius, caller)
-    be, gen = noise_source(backend, rng)
     noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, None, be, caller)
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     plan = private_plan("dpcg", f, noiser.events(K),
