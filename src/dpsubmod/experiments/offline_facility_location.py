@@ -11,9 +11,17 @@ average over records of the best Gaussian similarity to a chosen candidate (decl
   patient a point of two measurements (mean radius, mean texture) scaled by the published
   feature ranges; candidates are a public grid on the unit square.
 
+Besides the methods' defaults, ``VARIANTS`` runs each calibration beside the one it replaced (the
+knapsack private greedy's ``calibration="tight"`` against ``"paper"``, under a public knapsack;
+DPCG's Gaussian ``"auto"`` against ``"paper"`` at ``delta = 1e-6``) and the continuous methods
+with a public ``value_bound = 1`` (the objective is an average of similarities in ``[0, 1]``),
+which sets their number of steps from the stated guarantee.
+
 Every (data set, method, epsilon, seed) cell draws from a child stream spawned from one master
 seed. Writes ``runs.csv``, ``summary.csv`` (mean and standard deviation of the utility relative
-to the non-private greedy) and, with matplotlib, ``utility_vs_epsilon.png``::
+to the non-private greedy under the same constraint, and the largest stated bound relative to
+it, evaluated at the upper bound ``greedy / (1 - 1/e)`` on ``OPT``: a negative value means the
+guarantee says nothing on this data) and, with matplotlib, ``utility_vs_epsilon.png``::
 
     python -m dpsubmod.experiments.offline_facility_location --out results/offline_fl
 """
@@ -27,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..constraints import Knapsack
+from ..errors import ValidationError
 from ..functions import FacilityLocation
 from ..offline import maximize
 from .plots import axes_row, figure, optional_figure, save_figure
@@ -43,6 +53,17 @@ PRIVATE = {
     "dpcg": {},
 }
 BASELINES = ("greedy", "stochastic_greedy", "random")
+#: label -> (method, options, constraint): a calibration beside the one it replaced, or a method
+#: with a public value bound ("knapsack": the public knapsack of :func:`knapsack_of`).
+VARIANTS: dict[str, tuple[str, dict, str]] = {
+    "private_greedy knapsack, tight": ("private_greedy", {"calibration": "tight"}, "knapsack"),
+    "private_greedy knapsack, paper": ("private_greedy", {"calibration": "paper"}, "knapsack"),
+    "dpcg gaussian, auto": ("dpcg", {"delta": 1e-6}, "k"),
+    "dpcg gaussian, paper": ("dpcg", {"delta": 1e-6, "gaussian_calibration": "paper"}, "k"),
+    "private_continuous_greedy, value_bound=1": ("private_continuous_greedy",
+                                                 {"value_bound": 1.0}, "k"),
+    "dpcg, value_bound=1": ("dpcg", {"value_bound": 1.0}, "k"),
+}
 DEFAULT_UBER = Path("../shared/data/uber-apr14-pickups-10k.csv")
 
 
@@ -73,8 +94,22 @@ def load_points(name: str, uber_path: Path | None = None
     raise ValueError(f"Unknown data set {name!r}; choose 'uber' or 'breast_cancer'.")
 
 
+def knapsack_of(n: int, k: int) -> Knapsack:
+    """A public knapsack over the ``n`` candidates: costs 1, 1.5, 2 in turn (a candidate's cost
+    set by its grid position, not by the data), budget ``1.5 k``."""
+    return Knapsack(1.0 + 0.5 * (np.arange(n) % 3), budget=1.5 * k)
+
+
+def _cell(f: FacilityLocation, constraint: Any, method: str, eps: float | None,
+          kw: dict, rng: np.random.Generator) -> Any:
+    try:
+        return maximize(f, constraint, method=method, epsilon=eps, rng=rng, **kw)
+    except ValidationError:
+        return None  # a calibration that does not apply here (the paper's at epsilon / K >= 1)
+
+
 def run(datasets: Sequence[str], epsilons: Sequence[float], seeds: int, k: int,
-        uber_path: Path | None = None, seed: int = 0) -> list[dict]:
+        uber_path: Path | None = None, seed: int = 0, variants: bool = True) -> list[dict]:
     rows: list[dict] = []
     master = np.random.SeedSequence(seed)
     for name in datasets:
@@ -84,30 +119,49 @@ def run(datasets: Sequence[str], epsilons: Sequence[float], seeds: int, k: int,
             continue
         pts, cands, bw = loaded
         f = FacilityLocation.from_records(pts, cands, similarity="gaussian", bandwidth=bw)
-        ref = maximize(f, k).diagnostics.value
-        cells = [(m, None) for m in BASELINES] + [(m, e) for m in PRIVATE for e in epsilons]
+        cons = {"k": k, "knapsack": knapsack_of(len(cands), k)}
+        refs = {"k": maximize(f, k).diagnostics.value,
+                "knapsack": maximize(f, cons["knapsack"], method="knapsack_greedy"
+                                     ).diagnostics.value}
+        cells = [(m, m, {}, "k", None) for m in BASELINES]
+        cells += [(m, m, kw, "k", e) for m, kw in PRIVATE.items() for e in epsilons]
+        if variants:
+            cells += [(label, m, kw, c, e) for label, (m, kw, c) in VARIANTS.items()
+                      for e in epsilons]
+        # the cells of the defaults draw from the same streams as before the variants existed
         streams = master.spawn(len(cells))
-        for (method, eps), ss in zip(cells, streams):
+        for (label, method, kw, con, eps), ss in zip(cells, streams):
             reps = 1 if method == "greedy" else seeds
+            ref = refs[con]
             for r, child in enumerate(ss.spawn(reps)):
-                kw = dict(PRIVATE.get(method, {}))
-                res = maximize(f, k, method=method, epsilon=eps, rng=np.random.default_rng(child),
-                               **kw)
+                res = _cell(f, cons[con], method, eps, kw, np.random.default_rng(child))
+                if res is None:
+                    continue
+                g = res.guarantee
                 rows.append({
                     "dataset": name, "records": len(pts), "candidates": len(cands), "k": k,
-                    "method": method, "epsilon": "" if eps is None else eps,
+                    "method": label, "epsilon": "" if eps is None else eps,
                     "delta": "" if res.privacy is None else res.privacy.delta, "seed": r,
                     "utility": res.diagnostics.value / ref, "evaluations": res.evaluations,
+                    "steps": res.params.get("steps", ""),
+                    "bound": "" if g is None or g.vacuous else
+                    g.lower_bound(ref / (1.0 - 1.0 / np.e)) / ref,
                 })
     return rows
 
 
 def summarize(rows: list[dict]) -> list[dict]:
-    groups: dict[tuple, list[float]] = {}
+    groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((r["dataset"], r["method"], r["epsilon"]), []).append(r["utility"])
-    return [{"dataset": d, "method": m, "epsilon": e, "mean": float(np.mean(v)),
-             "sd": float(np.std(v)), "runs": len(v)} for (d, m, e), v in groups.items()]
+        groups.setdefault((r["dataset"], r["method"], r["epsilon"]), []).append(r)
+    out = []
+    for (d, m, e), rs in groups.items():
+        v = [r["utility"] for r in rs]
+        bounds = [r["bound"] for r in rs if r.get("bound", "") != ""]
+        out.append({"dataset": d, "method": m, "epsilon": e, "mean": float(np.mean(v)),
+                    "sd": float(np.std(v)), "runs": len(v),
+                    "bound": float(max(bounds)) if bounds else ""})
+    return out
 
 
 def plot(summary: list[dict], *, axes: Any = None) -> Any:
@@ -149,10 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-variants", action="store_true",
+                   help="only the methods' defaults, not the calibrations they replaced")
     a = p.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = run(a.datasets, a.epsilons, a.seeds, a.k, a.uber, a.seed)
+    rows = run(a.datasets, a.epsilons, a.seeds, a.k, a.uber, a.seed, variants=not a.no_variants)
     if not rows:
         print("no data set available")
         return 1
