@@ -42,7 +42,7 @@ from ..offline import maximize
 from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["load_points", "run", "summarize", "plot", "main"]
+__all__ = ["load_points", "run", "summarize", "plot", "markdown", "main"]
 
 DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 PRIVATE = {
@@ -190,6 +190,59 @@ def plot(summary: list[dict], *, axes: Any = None) -> Any:
     return fig
 
 
+#: (row label, the calibration or choice replaced, its replacement) of the before/after tables
+PAIRS = (
+    ("private_greedy, knapsack", "private_greedy knapsack, paper",
+     "private_greedy knapsack, tight"),
+    ("dpcg, Gaussian (delta = 1e-6)", "dpcg gaussian, paper", "dpcg gaussian, auto"),
+    ("private_continuous_greedy: T = r / value_bound = 1", "private_continuous_greedy",
+     "private_continuous_greedy, value_bound=1"),
+    ("dpcg (Laplace): K = ceil(R) / value_bound = 1", "dpcg", "dpcg, value_bound=1"),
+)
+
+
+def markdown(summary: list[dict]) -> str:
+    """The tables of docs/results.md: per data set, utility against epsilon of the defaults
+    (mean +/- standard deviation), then each change as ``before -> after`` means. ``summary``
+    as :func:`summarize` returns it, or read back from ``summary.csv``."""
+    def num(v: Any) -> Any:
+        return "" if v in ("", None) else float(v)
+    summary = [{**s, "epsilon": num(s["epsilon"]), "mean": float(s["mean"]),
+                "sd": float(s["sd"]), "bound": num(s.get("bound", ""))} for s in summary]
+    eps = sorted({s["epsilon"] for s in summary if s["epsilon"] != ""})
+    head = "| method | " + " | ".join(f"eps={e}" for e in eps) + " |\n" \
+        + "|---" * (len(eps) + 1) + "|\n"
+    out = []
+    for name in sorted({s["dataset"] for s in summary}, reverse=True):
+        by = {(s["method"], s["epsilon"]): s for s in summary if s["dataset"] == name}
+        lines = [f"### {name}\n", head.rstrip("\n")]
+        for m in PRIVATE:
+            cells = [f"{by[m, e]['mean']:.3f} +/- {by[m, e]['sd']:.3f}" if (m, e) in by else ""
+                     for e in eps]
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        for m in BASELINES[1:]:
+            if (m, "") in by:
+                s0 = by[m, ""]
+                lines.append(f"| {m} (not private) | {s0['mean']:.3f} +/- {s0['sd']:.3f} |"
+                             + " |" * (len(eps) - 1))
+        lines += ["", f"Before -> after ({name}):", "", head.rstrip("\n")]
+        for label, old, new in PAIRS:
+            cells = []
+            for e in eps:
+                a, b = by.get((old, e)), by.get((new, e))
+                cells.append("" if b is None else
+                             f"{'n/a' if a is None else format(a['mean'], '.3f')} -> "
+                             f"{b['mean']:.3f}")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        bounds = [s["bound"] for s in summary if s["dataset"] == name and s["bound"] != ""
+                  and s["method"] in PRIVATE]
+        if bounds:
+            lines += ["", f"Largest stated bound at OPT <= greedy / (1 - 1/e), relative to the "
+                          f"greedy, over the defaults' non-vacuous cells: {max(bounds):.3f}."]
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n"
+
+
 def _write(rows: list[dict], path: Path) -> None:
     write_table(rows, path)
 
@@ -215,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summ = summarize(rows)
     _write(rows, out / "runs.csv")
     _write(summ, out / "summary.csv")
+    (out / "results.md").write_text(markdown(summ))
     png = None
     if optional_figure() is not None:
         n = len({s["dataset"] for s in summ})
@@ -224,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s in summ:
         print(f"{s['dataset']:<14} {s['method']:<28} eps={s['epsilon']!s:<5} "
               f"utility={s['mean']:.3f} +/- {s['sd']:.3f}")
-    print(f"wrote {out / 'runs.csv'}, {out / 'summary.csv'}" + (f", {png}" if png else ""))
+    print(f"wrote {out / 'runs.csv'}, {out / 'summary.csv'}, {out / 'results.md'}"
+          + (f", {png}" if png else ""))
     return 0
 
 
