@@ -35,7 +35,7 @@ def test_variants_run_beside_the_defaults_on_the_same_streams():
     assert labels == set(exp.VARIANTS)
     text = exp.markdown(exp.summarize(rows))
     assert "### breast_cancer" in text and "| private_greedy, knapsack | " in text
-    assert text.count(" -> ") == len(exp.PAIRS)
+    assert text.count(" -> ") == len(exp.PAIRS) + 1  # and the heading "Before -> after"
     knap = exp.knapsack_of(64, 3)
     assert knap.budget == 4.5 and list(knap.costs[:4]) == [1.0, 1.5, 2.0, 1.0]
 
