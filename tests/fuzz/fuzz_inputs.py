@@ -107,7 +107,8 @@ def real(draw: Any, case: Case, name: str, *, low: float | None = None,
             case.mark_extreme(name, *words)
             return v
     lo, hi = typical
-    v = draw(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    # subnormals are extreme values, drawn (and marked) above, never typical ones
+    v = draw(st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False))
     if not _in(v, low, high, low_open, high_open):
         v = lo
     return draw(st.sampled_from([v, np.float64(v)])) if draw(st.booleans()) else v

@@ -76,12 +76,13 @@ def additive(draw: Any, which: str) -> tuple[Case, Any, Any]:
     size = draw(st.integers(0, 4))
     value: Any = vector(draw, case, "value", max(size, 1), low=-10, high=10, nonnegative=False,
                         sized=False)
+    if isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype.kind == "f" \
+            and np.isfinite(value).all():
+        case.bad.pop("value", None)  # a query answer of any shape is valid
     if size == 0 and "value" not in case.bad:
         value = float(np.asarray(value, dtype=float).ravel()[0])
     kw: dict[str, Any] = {}
-    # extreme values send the Gaussian calibration into a loop that never returns: pinned by
-    # test_known_failures.py, kept out of the generated calls
-    ext = 0.0 if which == "gaussian" else 0.15
+    ext = 0.15
     kw["sensitivity"] = real(draw, case, "sensitivity", low=0.0, low_open=True,
                              typical=(0.01, 5.0), p_extreme=ext)
     if which == "gaussian":
@@ -244,7 +245,7 @@ def budget_calls(draw: Any) -> tuple[Case, Any]:
     kw: dict[str, Any] = {}
     if comp != "basic" and draw(st.booleans()):
         kw["slack"] = real(draw, case, "slack", low=0.0, low_open=True, high=1.0,
-                           typical=(1e-9, 1e-7))
+                           typical=(1e-9, 1e-7), optional=True)
         case.mark_degenerate("slack", "delta")
     charges = []
     for _ in range(draw(st.integers(0, 4))):

@@ -409,3 +409,21 @@ def test_random_call_sequences_never_exceed_the_budget(calls, rule, total):
         spent_eps, spent_delta = b.spent
         assert spent_eps <= total * (1 + 1e-9)
         assert spent_delta <= b.delta * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("composition, delta", [("basic", 0.0), ("advanced", 1e-6),
+                                                ("zcdp", 1e-300)])
+def test_a_tiny_budget_is_never_overspent(composition, delta):
+    # the filters' rounding allowance is relative: a budget of epsilon 1e-320 admits nothing
+    # larger, and a budget with delta 0 admits no delta at all
+    # (under the zcdp rule a larger delta alone admits rho up to about delta**2)
+    eps = 1e-320 if composition != "zcdp" else 1e-100
+    b = Budget(eps, delta, composition)
+    assert not b.can_charge(PrivacyEvent("laplace", eps * 1e12, 0.0))
+    if composition != "zcdp":
+        assert b.can_charge(PrivacyEvent("laplace", eps, 0.0))
+    if composition == "basic":
+        assert not Budget(1.0).can_charge(PrivacyEvent("gaussian", 0.5, 1e-310))
+    if composition == "zcdp":
+        with pytest.raises(ValidationError, match="'epsilon' and 'delta' parameters"):
+            Budget(1e-320, 1e-320, composition)

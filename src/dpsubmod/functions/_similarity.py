@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import check_real
 from ..errors import ParameterTypeError, ValidationError
-from ._inputs import pow2_unscale, row_chunks
+from ._inputs import MAX_VALUE, pow2_unscale, row_chunks
 
 _SIMILARITIES = ("gaussian", "negative_distance")
 
@@ -146,6 +146,16 @@ def _make_kernel(similarity: object, C: np.ndarray, bandwidth: object, radius: o
         raise ParameterTypeError(
             f"The 'similarity' parameter of {caller} must be a string or a callable; got "
             f"{type(similarity).__name__}."
+        )
+    # Objective values reach s_max (the mean of N terms up to it): keep it, with a margin for
+    # rounding, within the range of values and of the storage dtype.
+    limit = min(MAX_VALUE, float(np.finfo(dt).max)) / 2.0
+    if smax > limit:
+        name = "s_max" if callable(similarity) else "radius"
+        raise ValidationError(
+            f"The '{name}' parameter of {caller} is {smax!r}: similarities up to it exceed "
+            f"{limit:.3g}, beyond the range of objective values stored as {dt.name}. Pass a "
+            f"smaller {name} (rescale the points), or dtype=numpy.float64."
         )
     # The stored values must not exceed s_max after rounding to the storage dtype.
     cap = dt.type(smax)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import check_finite, check_indices, check_real, check_same_ground_set
 from ..errors import ParameterTypeError, ValidationError
+from ._inputs import check_value_bound
 from .base import CutForm, DataModel, FunctionState, SetFunction
 
 __all__ = ["Sum", "Scaled", "Restricted", "Truncated"]
@@ -185,6 +186,11 @@ class Scaled(SetFunction):
                 f"({f.sensitivity!r}) is {sens!r}, outside floating-point range. Pass a c for "
                 "which c * sensitivity lies between about 1e-300 and 1e300, or rescale f."
             )
+        if c > 1.0 and f.monotone and f.n:
+            # a monotone f peaks at V: c * f(V) bounds every value (c <= 1 cannot overflow)
+            check_value_bound(c * float(f._value(np.ones(f.n, dtype=bool))),
+                              "'c' parameter and the values of 'f'", "Scaled",
+                              "Pass a smaller c, or rescale f.")
         super().__init__(f.n, sensitivity=sens, data_model=f.data_model)
         self.f, self.c = f, c
         self.monotone, self.submodular = f.monotone, f.submodular

@@ -187,7 +187,9 @@ def _adjacency(obj: object, directed: bool | None) -> tuple[sp.csr_array, list, 
         W = sp.csr_array(W, dtype=np.float64)
         if not directed:
             asym = abs(W - W.T).max() if W.nnz else 0.0
-            if asym > 1e-12 * max(1.0, float(abs(W).max() if W.nnz else 0.0)):
+            # relative to the largest weight: an absolute floor would let a matrix of tiny
+            # weights be silently symmetrised however asymmetric it is
+            if asym > 1e-12 * float(abs(W).max() if W.nnz else 0.0):
                 raise ValidationError(
                     f"The 'graph_or_weights' matrix of {caller} is not symmetric (largest "
                     f"|W - W.T| = {float(asym):.3g}); pass directed=True for a directed cut or "

@@ -135,7 +135,8 @@ def _selection_sensitivity(sensitivity: object, monotonic: object, range_sensiti
     return _sensitivity(sensitivity, caller), "linf", 1 if mono else 2
 
 
-def _noise_parameter(value: float, what: str, caller: str, high: float = math.inf) -> float:
+def _noise_parameter(value: float, what: str, caller: str, high: float = math.inf,
+                     sensitivity: str = "sensitivity") -> float:
     """Refuse a noise scale or weight outside floating-point range, before anything is charged.
 
     ``epsilon / sensitivity`` (or its inverse) can overflow to ``inf`` or underflow to 0 for
@@ -146,9 +147,9 @@ def _noise_parameter(value: float, what: str, caller: str, high: float = math.in
     if not (math.isfinite(value) and value > 0.0 and 1.0 / value > 0.0
             and math.isfinite(1.0 / value) and value <= high):
         raise ValidationError(
-            f"{caller}: the {what} computed from epsilon and sensitivity is {value!r}, outside "
-            "floating-point range. Rescale the query (or its sensitivity) so that "
-            "epsilon / sensitivity lies between about 1e-300 and 1e300."
+            f"{caller}: the {what} computed from epsilon and {sensitivity} is {value!r}, "
+            f"outside floating-point range. Rescale the query (or its {sensitivity}) so that "
+            f"epsilon / {sensitivity} lies between about 1e-300 and 1e300."
         )
     return value
 

@@ -18,6 +18,7 @@ from ..errors import BudgetExceededError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite
 from .filters import FILTERS, FilterLevel, default_slack, filter_level
 from .ledger import Ledger, as_events, fmt
+from .zcdp import rho_for_target
 
 __all__ = ["Budget"]
 
@@ -98,6 +99,13 @@ class Budget(Ledger):
             )
         if slack is None:
             self.slack = default_slack(composition, self.delta)
+            if composition == "zcdp" and not rho_for_target(self.epsilon, self.slack) > 0.0:
+                raise ValidationError(
+                    f"The 'epsilon' and 'delta' parameters of Budget ({self.epsilon!r}, "
+                    f"{self.delta!r}) leave the 'zcdp' rule a zCDP budget rho that underflows "
+                    "to 0. Pass a larger epsilon (above about 1e-150) or delta, or "
+                    "composition='basic'."
+                )
             if composition != "basic" and not self.slack > 0.0:
                 raise ValidationError(
                     f"The 'delta' parameter of Budget is {self.delta!r}: the {composition!r} "

@@ -8,6 +8,7 @@ never claims more privacy than the real-number formula. References as in
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -244,8 +245,9 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     dlt = _gaussian_delta_param(delta, caller)
     log_inv = -math.log(dlt)
     # (sqrt(a + b) - sqrt(b))**2 written without cancellation: a**2 / (sqrt(a + b) + sqrt(b))**2
-    rho = (eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv))) ** 2
-    rho = math.nextafter(rho, 0.0)
+    root = eps / (math.sqrt(eps + log_inv) + math.sqrt(log_inv))
+    # a rho beyond float range is capped (a smaller rho is still implied by the target)
+    rho = math.nextafter(min(root * root, sys.float_info.max), 0.0)
     if not rho > 0.0:
         raise ValidationError(
             f"The 'epsilon' parameter of {caller} is {eps!r}: at delta={dlt!r} the zCDP budget it "

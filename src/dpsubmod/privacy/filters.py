@@ -93,7 +93,9 @@ class FilterLevel:
 
 
 def _over(x: float, limit: float) -> bool:
-    return x > limit * (1.0 + RTOL) + 1e-300
+    # relative only: an absolute slack would let a budget below it (epsilon = 1e-320, or
+    # delta = 0) be overspent
+    return x > limit * (1.0 + RTOL)
 
 
 def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, rule: str,
@@ -119,9 +121,13 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
         return FilterLevel(not why, e_sum, d_sum, None, why, max(epsilon - e_sum, 0.0))
     # advanced (Whitehouse et al. 2023)
     d_events = delta - slack
-    v = _fsum(n * x * x for n, x in zip(counts, eps))
+    # sqrt(V) from epsilons scaled by the largest: eps**2 underflows to 0 below 1e-162, which
+    # would make the level 0 and admit anything
+    top = max(eps, default=0.0)
+    s_v = top * math.sqrt(_fsum(n * (x / top) ** 2 for n, x in zip(counts, eps))) if top else 0.0
+    v = s_v * s_v
     log_term = -math.log(slack)
-    level = min(e_sum, math.sqrt(2.0 * log_term * v) + 0.5 * v)
+    level = min(e_sum, math.sqrt(2.0 * log_term) * s_v + 0.5 * v)
     committed = d_sum + (slack if events else 0.0)
     why = ""
     if _over(d_sum, d_events):
@@ -135,7 +141,6 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     # 2 eps and V itself overflow for an epsilon near the float limit
     root_l = math.sqrt(log_term)
     s_star = epsilon / (math.sqrt(log_term + epsilon) + root_l) * math.sqrt(2.0)
-    s_v = math.sqrt(v)
     # sqrt(V* - V) = sqrt((s* - s_v)(s* + s_v)), each factor finite
     extra = math.sqrt(s_star - s_v) * math.sqrt(s_star + s_v) if s_star > s_v else 0.0
     rem = max(epsilon - e_sum, extra)
@@ -159,7 +164,10 @@ def _zcdp(events: Sequence[PrivacyEvent], counts: list[int], epsilon: float,
                            "an event has delta > 0 and no zCDP cost (rho), which the 'zcdp' rule "
                            "cannot compose; use Budget(..., composition='basic') or 'advanced'",
                            0.0)
-    rho = math.fsum(n * z for n, z in zip(counts, zc))
+    # a positive epsilon whose zCDP cost underflowed to 0 costs at most the smallest float
+    floor = math.ulp(0.0)
+    zc = [z if z > 0.0 or e.epsilon == 0.0 else floor for z, e in zip(zc, events)]
+    rho = _fsum(n * z for n, z in zip(counts, zc))
     why = (f"the zCDP costs would sum to rho={rho:.6g}, above rho*={rho_star:.6g} (the largest "
            f"rho within epsilon at delta={slack:.6g})") if _over(rho, rho_star) else ""
     level = zcdp_to_dp(rho, slack)

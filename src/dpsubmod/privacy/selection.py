@@ -37,6 +37,11 @@ __all__ = [
 Backend = str | NoiseBackend | None
 
 
+def _sensitivity_name(kind: str) -> str:
+    """The user's argument a selection's sensitivity came from, for refusals."""
+    return "range_sensitivity" if kind == "range" else "sensitivity"
+
+
 def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
                           sensitivity: float | None = None, monotonic: bool = False,
                           range_sensitivity: float | None = None,
@@ -127,7 +132,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     _check_budget(budget, caller)
     be = resolve_backend(backend, rng)
     weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
-                              "weight", caller)
+                              "weight", caller, sensitivity=_sensitivity_name(kind))
     draw = be.prepare_exponential(q, weight, sensitivity=base, kind=kind,
                                   monotonic=bool(monotonic), epsilon=eps)
     _charge(budget, caller, lambda: PrivacyEvent(

@@ -87,7 +87,21 @@ def rho_for_target(epsilon: float, delta: float) -> float:
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                    caller="rho_for_target",
                    fix="zCDP implies (epsilon, delta)-DP only for delta > 0; pass e.g. 1e-6.")
-    lo, hi = 0.0, max(eps, 1.0)
+    # Start from the classic conversion's rho (never above the CKS one, so valid: rounding
+    # aside), (sqrt(L + eps) - sqrt(L))**2 written without cancellation; bisecting from
+    # [0, 1] would stop at 0 for a target below 2**-200.
+    log_inv = -math.log(d)
+    root = eps / (math.sqrt(log_inv + eps) + math.sqrt(log_inv))
+    lo = root * root if root < 1e150 else 0.0  # a huge target: the plain search below
+    for _ in range(64):
+        if lo == 0.0 or zcdp_to_dp(lo, d) <= eps:
+            break
+        lo *= 1.0 - 1e-12
+    else:
+        lo = 0.0
+    # lo = 0 (underflow): the plain search from [0, max(eps, 1)], which still finds the rho
+    # that a large delta allows on its own (total variation) whatever epsilon is
+    hi = 2.0 * lo if lo > 0.0 else max(eps, 1.0)
     while zcdp_to_dp(hi, d) <= eps:
         lo, hi = hi, 2.0 * hi
     for _ in range(200):

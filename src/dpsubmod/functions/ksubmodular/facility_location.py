@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,13 @@ class KFacilityLocation(KSubmodularFunction):
                     "possible record, or clip the data to it."
                 )
             sens = k * max_similarity / (n_clients if average else 1)
+            if not 0.0 < sens < math.inf:
+                raise ValidationError(
+                    f"The 'max_similarity' parameter of {name} is {max_similarity!r}: the "
+                    f"sensitivity k * max_similarity / N it gives is {sens!r}, outside "
+                    "floating-point range. Rescale the similarities so that the bound lies "
+                    "between about 1e-300 and 1e300."
+                )
         super().__init__(n, k, sensitivity=sens, data_model="monotone-records")
         self.similarities = s
         self.n_clients = n_clients
