@@ -46,7 +46,11 @@ def play_submod(learner):
 
 
 def play_pftal(learner):
-    for _ in range(T):
+    play_pftal_rounds(learner, T)
+
+
+def play_pftal_rounds(learner, rounds):
+    for _ in range(rounds):
         learner.update(learner.point() - 0.3)
 
 
@@ -237,3 +241,21 @@ def test_hedge_and_experts_refuse_bad_backends_by_name(make, monkeypatch):
     without_opendp(monkeypatch)
     with pytest.raises(MissingDependencyError, match=r'pip install "dpsubmod\[secure\]"'):
         make("opendp")
+
+
+def test_the_report_names_the_engine_that_draws_beyond_opendps_range(monkeypatch):
+    """At epsilon 1e-11 the node-noise scale is beyond 2^55 grid units, where OpenDP's map is
+    not evaluated: the counter draws with the pure-Python engine, and the report says so."""
+    drawn = set()
+    release = TreeAggregator._release
+
+    def spy(self, level, index, exact):
+        drawn.add(self._node.engine)
+        return release(self, level, index, exact)
+
+    monkeypatch.setattr(TreeAggregator, "_release", spy)
+    learner = O.PFTAL(2, 4, H=1.0, epsilon=1e-11, lipschitz=1.0, noise="laplace",
+                      backend="secure")
+    play_pftal_rounds(learner, 4)
+    assert drawn == {learner.privacy.engine}
+    assert learner.privacy.engine.startswith("python-dpsubmod-")

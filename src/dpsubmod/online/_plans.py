@@ -8,6 +8,7 @@ spend more than the ``epsilon`` the user asked for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,10 +27,22 @@ def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
              backend: Any = None, rng: Any = None, delta: float | None = None,
              composition: str = "basic",
              guarantee: tuple[float, float] | None = None) -> PrivacyPlan:
-    """The plan of one whole run of a learner (its label, planned uses and their rule)."""
-    return PrivacyPlan(label=label, events=tuple(events), delta=delta, composition=composition,
+    """The plan of one whole run of a learner (its label, planned uses and their rule).
+
+    On a grid backend the engine reported is the one the events' notes name when they agree
+    (a counter whose node-noise scale is beyond OpenDP's range draws with the pure-Python
+    engine, and its event says so), else the backend's own.
+    """
+    events = tuple(events)
+    engines = {m.group(1) for e in events for m in _ENGINE.finditer(e.note)}
+    return PrivacyPlan(label=label, events=events, delta=delta, composition=composition,
                        neighbouring=neighbouring, backend=backend_name(backend),
-                       simulation=is_simulation(backend, rng), guarantee=guarantee)
+                       simulation=is_simulation(backend, rng), guarantee=guarantee,
+                       engine=engines.pop() if len(engines) == 1 else None)
+
+
+#: The engine in a grid backend's label: ``secure(granularity=2^-20)@opendp-0.16.0``.
+_ENGINE = re.compile(r"\)@([A-Za-z0-9_.+-]+)")
 
 
 def tree_event(T: int, dim: int, *, noise: str, sensitivity: float,
