@@ -140,9 +140,8 @@ def _noise_parameter(value: float, what: str, caller: str, high: float = math.in
     """Refuse a noise scale or weight outside floating-point range, before anything is charged.
 
     ``epsilon / sensitivity`` (or its inverse) can overflow to ``inf`` or underflow to 0 for
-    extreme but finite arguments; a sampler would then divide by zero or draw nothing. An
-    additive noise scale is also kept below ``high`` (:data:`MAX_NOISE_SCALE`), so that the
-    noise it draws stays finite.
+    extreme but finite arguments; a sampler would then divide by zero or draw nothing. A caller
+    may also keep a scale below ``high`` (such as :data:`MAX_NOISE_SCALE`).
     """
     if not (math.isfinite(value) and value > 0.0 and 1.0 / value > 0.0
             and math.isfinite(1.0 / value) and value <= high):
@@ -154,8 +153,8 @@ def _noise_parameter(value: float, what: str, caller: str, high: float = math.in
     return value
 
 
-#: Largest additive noise scale (times the number of coordinates for the l2 Laplace radius):
-#: noise drawn at it exceeds the float limit with probability below exp(-1e8).
+#: A bound a caller may put on an additive noise scale (the numpy backend saturates a release
+#: beyond float range, so the mechanisms here do not need it).
 MAX_NOISE_SCALE = 1e300
 
 

@@ -13,7 +13,6 @@ import numpy as np
 from .._rng import RNGLike
 from ..errors import ValidationError
 from ._inputs import (
-    MAX_NOISE_SCALE,
     _charge,
     _check_budget,
     _div_down,
@@ -107,7 +106,7 @@ def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     be = resolve_backend(backend, rng)
     d = x.size
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l1", dim=d), eps),
-                             "noise scale", caller, MAX_NOISE_SCALE)
+                             "noise scale", caller)
     draw = be.prepare_laplace(x, scale, sensitivity=sens, epsilon=eps)
     law = _law("laplace", scale, sens) if _exact_law(be) and d == 1 else None
     _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0,
@@ -197,8 +196,7 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
     d = x.size
     eff = be.effective_sensitivity(sens, kind="l2", dim=d)
     if rho is not None:
-        sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller,
-                                 MAX_NOISE_SCALE)
+        sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller)
         charged_rho = r
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", math.inf, 0.0, rho=r,
@@ -216,8 +214,7 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
                 f"(Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use calibration='analytic'."
             )
         sigma = _noise_parameter(gaussian_sigma(sensitivity=eff, epsilon=eps, delta=dlt,
-                                                calibration=calib), "noise scale", caller,
-                                 MAX_NOISE_SCALE)
+                                                calibration=calib), "noise scale", caller)
         charged_rho = gaussian_rho(sigma, eff)
         def event() -> PrivacyEvent:
             return PrivacyEvent("gaussian", eps, dlt, rho=charged_rho,
@@ -286,9 +283,8 @@ def l2_laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     if be.discrete:
         be.add_l2_laplace(x, 1.0, sensitivity=sens)  # raises its explanatory refusal
     d = x.size
-    # the radius is Gamma(d, scale), of mean d * scale: that is what must stay finite
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l2", dim=d), eps),
-                             "noise scale", caller, MAX_NOISE_SCALE / d)
+                             "noise scale", caller)
     _charge(budget, caller, lambda: PrivacyEvent("l2_laplace", eps, 0.0, rho=eps * eps / 2.0,
                                  note=_note(be, sens, d, scale=scale)))
     out = be.add_l2_laplace(x, scale, sensitivity=sens)

@@ -102,12 +102,12 @@ class NumpyBackend(NoiseBackend):
     def add_laplace(self, values: np.ndarray, scale: float, *, sensitivity: float,
                     epsilon: float | None = None) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return values + self.generator.laplace(0.0, scale, size=values.shape)
+        return _saturated(values, self.generator.laplace(0.0, scale, size=values.shape))
 
     def add_gaussian(self, values: np.ndarray, sigma: float, *, sensitivity: float,
                      rho: float | None = None) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return values + self.generator.normal(0.0, sigma, size=values.shape)
+        return _saturated(values, self.generator.normal(0.0, sigma, size=values.shape))
 
     def add_l2_laplace(self, values: np.ndarray, scale: float, *,
                        sensitivity: float) -> np.ndarray:
@@ -120,9 +120,9 @@ class NumpyBackend(NoiseBackend):
             norm = float(np.linalg.norm(u))
             if norm > 0.0:
                 break
-        r = self.generator.gamma(shape=d, scale=scale)
-        # u / norm first: r * u could overflow for a radius near the float limit
-        return values + (r * (u / norm)).reshape(values.shape)
+        # a radius beyond float range is capped (as the release is, below)
+        r = min(float(self.generator.gamma(shape=d, scale=scale)), _FLOAT_MAX)
+        return _saturated(values, (r * (u / norm)).reshape(values.shape))
 
     def exponential(self, scores: np.ndarray, weight: float, *, sensitivity: float,
                     kind: str = "linf", monotonic: bool = False,
@@ -147,6 +147,21 @@ class NumpyBackend(NoiseBackend):
         # Permute-and-flip has the same output distribution as report-noisy-max with
         # Exponential(1/weight) noise (Ding et al. 2021), which vectorises.
         return int(np.argmax(q + self.generator.exponential(1.0 / weight, size=q.shape)))
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _saturated(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``values + noise`` with a sum beyond float range clamped to the largest float.
+
+    Noise at a scale near the float limit (an extreme but valid epsilon / sensitivity) can
+    overflow; clamping is post-processing, so the guarantee is unchanged, and the release stays
+    finite with no overflow warning.
+    """
+    with np.errstate(over="ignore"):
+        out = np.asarray(values + noise, dtype=float)
+    return np.clip(out, -_FLOAT_MAX, _FLOAT_MAX)
 
 
 # =============================================================================================
