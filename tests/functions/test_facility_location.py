@@ -320,3 +320,8 @@ def test_records_objective_pickles():
 def test_from_records_bad_input(args, kwargs, exc, needle):
     with pytest.raises(exc, match=needle):
         FacilityLocation.from_records(*args, **kwargs)
+
+
+def test_chain_values_of_a_sparse_similarity_without_entries_are_zero():
+    f = FacilityLocation(sp.csr_array((3, 4)))
+    assert np.array_equal(f.chain_values(np.arange(4)), np.zeros(5))

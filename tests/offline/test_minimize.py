@@ -401,3 +401,9 @@ class _NaNAbove(SetFunction):
 def test_an_objective_returning_nan_is_refused_by_every_method(method, m):
     with pytest.raises(NonFiniteObjectiveError, match="'f'"):
         minimize(_NaNAbove(5, m), method=method)
+
+
+def test_a_facility_location_without_similarities_is_minimized_at_zero():
+    f = FacilityLocation(sp.csr_array((3, 4)))
+    for method in ("min-norm-point", "brute-force"):
+        assert minimize(f, method=method).value == 0.0

@@ -384,6 +384,8 @@ class FacilityLocation(SetFunction):
         pos = concat_ranges(csc.indptr[order], counts)
         rows = csc.indices[pos].astype(np.int64)
         vals = csc.data[pos].astype(np.float64)
+        if rows.size == 0:  # no similarity on the chain (a sparse matrix without entries)
+            return out
         k = np.repeat(np.arange(1, m + 1), counts)
         srt = np.lexsort((k, -vals, rows))
         rows, vals, k = rows[srt], vals[srt], k[srt]
