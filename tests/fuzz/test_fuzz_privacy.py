@@ -205,9 +205,9 @@ def calibration(draw: Any) -> tuple[Case, Any]:
         e = epsilon_value(draw, case)
         d = delta_value(draw, case, positive=True)
         return case, lambda: gaussian_sigma(sensitivity=s, epsilon=e, delta=d)
-    if which == "zcdp_to_dp":  # rho = inf converts to epsilon = inf: a sound statement
+    if which == "zcdp_to_dp":  # rho = inf, or delta = 0, converts to epsilon = inf: sound
         r = real(draw, case, "rho", low=0.0, typical=(0.01, 3.0), inf_ok=True)
-        d = delta_value(draw, case, positive=True)
+        d = delta_value(draw, case)
         return case, lambda: zcdp_to_dp(r, d)
     e = epsilon_value(draw, case)
     d = delta_value(draw, case)
