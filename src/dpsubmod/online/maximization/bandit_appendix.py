@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ..._rng import RNGLike
 from ...functions.base import SetFunction
 from ...privacy.composition import COMPOSITIONS, compose
 from ...privacy.events import PrivacyEvent
@@ -54,27 +53,6 @@ class NaiveBanditDP(_BanditExperts):
     n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng, budget
         As in :class:`BanditDP`.
     """
-
-    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
-                 gamma: float | None = None, eta: float | None = None,
-                 calibration: str = "tight", composition: str = "auto",
-                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
-        self.n = n
-        self.T = T
-        self.k = k
-        self.epsilon = epsilon
-        self.delta = delta
-        self.gamma = gamma
-        self.eta = eta
-        self.calibration = calibration
-        self.composition = composition
-        self.backend = backend
-        self.rng = rng
-        self.budget = budget
-        caller = type(self).__name__
-        self._check_common_params(caller)
-        self._check_bandit(caller)
-        self._check_spend()
 
     _draws_grow_with_gamma = False
     _rate_exponent = 0.25
@@ -168,27 +146,6 @@ class PresampledBanditDP(_BanditExperts):
     """
 
     _draws_label = "M pre-sampled explorations"
-
-    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
-                 gamma: float | None = None, eta: float | None = None,
-                 calibration: str = "tight", composition: str = "auto",
-                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
-        self.n = n
-        self.T = T
-        self.k = k
-        self.epsilon = epsilon
-        self.delta = delta
-        self.gamma = gamma
-        self.eta = eta
-        self.calibration = calibration
-        self.composition = composition
-        self.backend = backend
-        self.rng = rng
-        self.budget = budget
-        caller = type(self).__name__
-        self._check_common_params(caller)
-        self._check_bandit(caller)
-        self._check_spend()
 
     def _draws_at(self, gamma: np.ndarray) -> np.ndarray:
         T = int(self.T)

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._rng import RNGLike
 from ..._validation import check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...functions.base import SetFunction
@@ -73,6 +74,28 @@ class _BanditExperts(HedgeExperts):
     # (expert i, action a, both data-independent) only G[i, a] moves, by at most 1: the later
     # draws of expert i are each eta-DP and the other experts' draws do not change at all.
     _one_score = True
+
+    def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
+                 gamma: float | None = None, eta: float | None = None,
+                 calibration: str = "tight", composition: str = "auto",
+                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
+        # The appendix variants' constructor; BanditDP adds ``cap`` (set before this runs).
+        self.n = n
+        self.T = T
+        self.k = k
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.eta = eta
+        self.calibration = calibration
+        self.composition = composition
+        self.backend = backend
+        self.rng = rng
+        self.budget = budget
+        caller = type(self).__name__
+        self._check_common_params(caller)
+        self._check_bandit(caller)
+        self._check_spend()
 
     def _check_bandit(self, caller: str) -> None:
         if isinstance(self.gamma, str):

@@ -80,25 +80,13 @@ class BanditDP(_BanditExperts):
                  gamma: float | None = None, eta: float | None = None, cap: bool = False,
                  calibration: str = "tight", composition: str = "auto",
                  backend: str | None = None, rng: RNGLike = None, budget: Any = None):
-        self.n = n
-        self.T = T
-        self.k = k
-        self.epsilon = epsilon
-        self.delta = delta
-        self.gamma = gamma
-        self.eta = eta
-        self.cap = cap
-        self.calibration = calibration
-        self.composition = composition
-        self.backend = backend
-        self.rng = rng
-        self.budget = budget
-        caller = type(self).__name__
-        self._check_common_params(caller)
-        self._check_bandit(caller)
         if not isinstance(cap, bool):
-            raise ValidationError(f"The 'cap' parameter of {caller} must be a bool; got {cap!r}.")
-        self._check_spend()
+            raise ValidationError(
+                f"The 'cap' parameter of {type(self).__name__} must be a bool; got {cap!r}.")
+        self.cap = cap
+        super().__init__(n, T, k, epsilon=epsilon, delta=delta, gamma=gamma, eta=eta,
+                         calibration=calibration, composition=composition, backend=backend,
+                         rng=rng, budget=budget)
 
     def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)
