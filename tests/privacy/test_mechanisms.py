@@ -696,4 +696,5 @@ def test_zcdp_maps_refuse_values_outside_float_range_by_name():
     with pytest.raises(ValidationError, match="'epsilon' parameter"):
         M.zcdp_rho_for(1e-320, 1e-300)
     assert M.gaussian_rho(1e-150, 1e-150) == 0.5
+    assert M.gaussian_rho(7.7e4, 1e-320) == 5e-324  # an underflow is rounded up, not to 0
     assert math.isfinite(M.gaussian_sigma_zcdp(1e308, 1.0))

@@ -219,10 +219,11 @@ def gaussian_rho(sigma: float, sensitivity: float) -> float:
     s = _positive(sigma, "sigma", caller)
     sens = _sensitivity(sensitivity, caller)
     # (D / s)**2 / 2 rather than D**2 / (2 s**2), whose denominator underflows to 0 for a
-    # subnormal sigma; a rho beyond float range is refused by name
+    # subnormal sigma; a rho beyond float range is refused by name, one that underflows is
+    # rounded up to the smallest float by the exact check below
     ratio = sens / s
     rho = 0.5 * ratio * ratio
-    if not (math.isfinite(rho) and rho > 0.0):
+    if not math.isfinite(rho):
         raise ValidationError(
             f"The 'sigma' parameter of {caller} is {s!r} for a sensitivity of {sens!r}: the zCDP "
             f"cost (sensitivity / sigma)**2 / 2 is {rho!r}, outside floating-point range. Pass a "
