@@ -7,6 +7,7 @@ exactly. Importing this package registers every method (each registers where it 
 """
 
 from .continuous_greedy import private_continuous_greedy, private_continuous_greedy_layers
+from .decomposable import private_greedy_decomposable
 from .dpcg import dpcg, dpcg_curvature
 from .greedy import greedy, knapsack_greedy, lazy_greedy, random_feasible, stochastic_greedy
 from .ksubmodular import (
@@ -17,11 +18,7 @@ from .ksubmodular import (
     ks_random,
 )
 from .minimize import MinimizeResult, minimize, minimize_cut_plus_modular
-from .private_greedy import (
-    private_greedy,
-    private_greedy_decomposable,
-    private_stochastic_greedy,
-)
+from .private_greedy import private_greedy, private_stochastic_greedy
 from .registry import MethodSpec, get_method, list_methods, maximize, maximize_ksubmodular, register
 from .result import Diagnostics, Result
 
