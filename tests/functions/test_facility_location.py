@@ -325,3 +325,10 @@ def test_from_records_bad_input(args, kwargs, exc, needle):
 def test_chain_values_of_a_sparse_similarity_without_entries_are_zero():
     f = FacilityLocation(sp.csr_array((3, 4)))
     assert np.array_equal(f.chain_values(np.arange(4)), np.zeros(5))
+
+
+def test_gaussian_similarity_at_a_bandwidth_near_the_float_limit():
+    # 1 / (2 h^2) underflows at h = 1e300: distances are measured in units of h instead
+    f = FacilityLocation.from_records([[2.5e300, 3.0e300]], np.zeros((2, 2)), "gaussian",
+                                      bandwidth=1e300)
+    assert np.allclose(f.similarity, np.exp(-(2.5**2 + 3.0**2) / 2), rtol=1e-12)

@@ -39,12 +39,19 @@ def _sq_dists(P: np.ndarray, C: np.ndarray) -> np.ndarray:
 
 
 def _gaussian(P: np.ndarray, C: np.ndarray, bandwidth: float, cap: float) -> np.ndarray:
-    out = _sq_dists(P, C)
-    # 1/(2 h^2) capped at the largest float: a tiny bandwidth gives similarity 1 at distance 0
-    # and 0 elsewhere, instead of a ZeroDivisionError (h**2 underflows) or NaN (0 * inf).
-    inv = min(0.5 / bandwidth / bandwidth, np.finfo(np.float64).max)
-    with np.errstate(over="ignore"):
-        out *= -inv
+    if bandwidth > 1e150:
+        # 1/(2 h^2) underflows (and a distance beyond float range times it would be NaN):
+        # distances measured in units of h instead
+        out = _sq_dists(P / bandwidth, C / bandwidth)
+        out *= -0.5
+    else:
+        out = _sq_dists(P, C)
+        # 1/(2 h^2) capped at the largest float: a tiny bandwidth gives similarity 1 at
+        # distance 0 and 0 elsewhere, instead of a ZeroDivisionError (h**2 underflows) or NaN
+        # (0 * inf).
+        inv = min(0.5 / bandwidth / bandwidth, np.finfo(np.float64).max)
+        with np.errstate(over="ignore"):
+            out *= -inv
     np.exp(out, out=out)
     return np.minimum(out, cap, out=out)
 

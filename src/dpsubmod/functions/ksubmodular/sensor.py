@@ -80,11 +80,11 @@ class KSensorPlacement(KCoverage):
                 f"The 'points' and 'locations' of {caller} must have the same number of "
                 f"coordinates; got {p.shape[1]} and {q.shape[1]}."
             )
-        if q.shape[0] == 0 or p.shape[0] == 0:
+        if q.shape[0] == 0 or p.shape[0] == 0 or q.shape[1] == 0:
             raise ValidationError(
                 f"The 'locations' and 'points' of {caller} must each hold at least one row (a "
-                f"candidate location, a record); got {q.shape[0]} locations and {p.shape[0]} "
-                "points."
+                f"candidate location, a record) of at least one coordinate; got locations of "
+                f"shape {q.shape} and points of shape {p.shape}."
             )
         if r.size < 1 or r.min() <= 0:
             raise ValidationError(f"The 'radii' of {caller} must be positive, one per sensor type.")
