@@ -334,6 +334,14 @@ def k_families(draw: Any) -> tuple[Case, Any]:
         if draw(st.booleans()):
             kw["max_similarity"] = real(draw, case, "max_similarity", low=1.0,
                                         typical=(1.0, 2.0), optional=True)
+            mx = kw["max_similarity"]
+            if isinstance(mx, float | np.floating) and np.isfinite(mx) and mx > 0 \
+                    and "similarities" not in case.bad:
+                # any bound at least the largest similarity is valid, a smaller one is not
+                if mx >= np.max(sims):
+                    case.bad.pop("max_similarity", None)
+                else:
+                    case.mark_bad("max_similarity")
         return case, lambda: KFacilityLocation(sims, **kw)
     if kind == "coverage":
         case = new_case(draw, "functions.KCoverage")
