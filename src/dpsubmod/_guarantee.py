@@ -6,8 +6,17 @@ naming the theorem; it is marked ``vacuous`` when it says nothing. Every number 
 public parameters (epsilon, delta, the sensitivity, the constraint, the number of steps), never
 from the private data, so it may be published beside the release.
 
+An online learner states its theorem's bound on the expected regret of its run
+(:class:`RegretGuarantee`), from ``T``, ``epsilon``, ``n`` and its resolved learning rates and
+exploration, before round 1. The bounds are on the expectation over the learner's own
+randomness, against an oblivious adversary, under the theorem's assumptions (stated with each
+learner: submodular costs in ``[-M, M]`` for minimization; monotone submodular rewards in
+``[0, 1]``, or with singleton values at most ``bound``, for maximization). They are explicit
+readings of the papers' proofs; where a paper gives only an order of magnitude the theorem
+string says so.
+
 This module sits below every layer that states a guarantee, so that the offline results and the
-online learners can share one vocabulary.
+online learners share one vocabulary (``units``, ``theorem``, ``vacuous``, ``to_dict``).
 """
 
 from __future__ import annotations
@@ -16,7 +25,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["UtilityGuarantee", "utility_guarantee"]
+__all__ = ["RegretGuarantee", "UtilityGuarantee", "regret_guarantee", "utility_guarantee"]
+
+
+def _num(v: float) -> float | str:
+    """A number for JSON: ``inf`` and ``nan`` written as strings."""
+    return v if math.isfinite(v) else str(v)
 
 
 @dataclass(frozen=True)
@@ -64,11 +78,9 @@ class UtilityGuarantee:
 
     def to_dict(self) -> dict[str, Any]:
         """The guarantee as JSON-ready data (``inf`` written as the string ``"inf"``)."""
-        def num(v: float) -> float | str:
-            return v if math.isfinite(v) else str(v)
-        return {"ratio": num(self.ratio), "additive": num(self.additive), "units": self.units,
+        return {"ratio": _num(self.ratio), "additive": _num(self.additive), "units": self.units,
                 "theorem": self.theorem, "vacuous": self.vacuous,
-                "opt_bound": num(self.opt_bound)}
+                "opt_bound": _num(self.opt_bound)}
 
     def __str__(self) -> str:
         tag = " (vacuous)" if self.vacuous else ""
@@ -84,3 +96,59 @@ def utility_guarantee(ratio: float, additive: float, *, units: str, theorem: str
     says = r > 0.0 and math.isfinite(a) and a < r * ob
     return UtilityGuarantee(ratio=r, additive=a, units=units, theorem=theorem,
                             vacuous=not says, opt_bound=ob)
+
+
+@dataclass(frozen=True)
+class RegretGuarantee:
+    """A theorem's bound on the expected regret of one run, for its parameters.
+
+    Attributes
+    ----------
+    bound : float
+        The bound on the expected regret after ``T`` rounds (``(1 - 1/e)``-regret for
+        maximization), in ``units``.
+    units : str
+        What the bound measures, e.g. ``"cost (f_t in [-M, M], M = 1)"``.
+    theorem : str
+        The paper, theorem or lemma, and the reading of it used.
+    vacuous : bool
+        Whether the bound says nothing: it is at least ``trivial``, the regret of the worst play.
+    trivial : float
+        The regret no learner can exceed (``2 M T`` for costs in ``[-M, M]``; ``alpha T F_max``
+        for rewards in ``[0, F_max]``).
+
+    Examples
+    --------
+    >>> g = RegretGuarantee(bound=120.0, units="cost", theorem="Hazan and Kale (2012)",
+    ...                     vacuous=False)
+    >>> g.per_round(1000)
+    0.12
+    """
+
+    bound: float
+    units: str
+    theorem: str
+    vacuous: bool
+    trivial: float = math.inf
+
+    def per_round(self, T: int) -> float:
+        """The bound divided by the number of rounds."""
+        return float(self.bound) / float(T)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The guarantee as JSON-ready data (``inf`` written as the string ``"inf"``)."""
+        return {"bound": _num(self.bound), "units": self.units, "theorem": self.theorem,
+                "vacuous": self.vacuous, "trivial": _num(self.trivial)}
+
+    def __str__(self) -> str:
+        tag = " (vacuous)" if self.vacuous else ""
+        return f"regret <= {self.bound:.4g} {self.units}{tag} [{self.theorem}]"
+
+
+def regret_guarantee(bound: float, trivial: float, *, units: str, theorem: str) -> RegretGuarantee:
+    """A :class:`RegretGuarantee` of ``bound``, vacuous when it is not below ``trivial`` (or is
+    not a finite number)."""
+    b = float(bound)
+    vac = not (math.isfinite(b) and b < float(trivial))
+    return RegretGuarantee(bound=b, units=units, theorem=theorem, vacuous=vac,
+                           trivial=float(trivial))

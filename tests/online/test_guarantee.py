@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from dpsubmod._guarantee import regret_guarantee
 from dpsubmod.functions import Modular
 from dpsubmod.online import (
     FIDP,
@@ -18,13 +19,13 @@ from dpsubmod.online import (
     BanditOnlineGreedy,
     BanditSubmodPFTAL,
     DPMetaFrankWolfe,
-    Guarantee,
     HazanKale,
     MetaFrankWolfe,
     NaiveBanditDP,
     OnlineGreedy,
     PFTALMetaFrankWolfe,
     PresampledBanditDP,
+    RegretGuarantee,
     SubmodPFTAL,
     run,
 )
@@ -57,7 +58,7 @@ LEARNERS = {
 def test_every_learner_states_a_guarantee(name):
     learner = LEARNERS[name]()
     g = learner.guarantee
-    assert isinstance(g, Guarantee)
+    assert isinstance(g, RegretGuarantee)
     assert g.bound > 0 and g.trivial > 0 and math.isfinite(g.trivial)
     assert g.vacuous == (not g.bound < g.trivial)
     assert g.theorem and g.units
@@ -180,3 +181,12 @@ def test_experts_regret_is_within_the_guarantee_and_of_its_order(epsilon):
                    comparator="brute-force").final_expected_regret for s in range(4)]
     mean = float(np.mean(regrets))
     assert g.bound / 8 < mean <= g.bound, (regrets, g.bound)
+
+
+def test_regret_guarantee_to_dict_is_json_ready():
+    import json
+
+    g = regret_guarantee(math.inf, 10.0, units="cost", theorem="t")
+    d = json.loads(json.dumps(g.to_dict()))
+    assert d == {"bound": "inf", "units": "cost", "theorem": "t", "vacuous": True,
+                 "trivial": 10.0}

@@ -12,7 +12,7 @@ Shared (this package):
   :class:`RunningSum` of a stream;
 * :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace` (streaming: memory does not
   grow with ``T``);
-* :mod:`~dpsubmod.online.guarantee`: :class:`Guarantee`, the theorem's regret bound a learner
+* :class:`RegretGuarantee`: the theorem's regret bound a learner
   states for its run (``learner.guarantee``, ``trace.guarantee``);
 * :mod:`~dpsubmod.online.oco`: the full-information oracles the learners are built on,
   :class:`PFTAL` (Smith and Thakurta 2013), :class:`PrivateFTRL` (Agarwal and Singh 2017) and
@@ -37,6 +37,7 @@ The polytope projections the maximization learners use (:func:`kl_projection`,
 :mod:`dpsubmod.polytopes`; they are re-exported here.
 """
 
+from .._guarantee import RegretGuarantee
 from ..polytopes.projections import (
     Region,
     as_region,
@@ -70,7 +71,6 @@ from .convex import (
     quadratic_losses,
     run_convex,
 )
-from .guarantee import Guarantee
 from .harness import Trace, run
 from .maximization import (
     FIDP,
@@ -139,7 +139,7 @@ __all__ = [
     "all_masks",
     "run",
     "Trace",
-    "Guarantee",
+    "RegretGuarantee",
     # full-information oracles
     "PFTAL",
     "project_box",

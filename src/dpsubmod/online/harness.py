@@ -112,7 +112,7 @@ class Trace(TraceSummary):
         Wall time of the comparator.
     params : dict
         The learner's resolved parameters when it exposes them (else its constructor arguments).
-    guarantee : Guarantee or None
+    guarantee : RegretGuarantee or None
         The learner's :attr:`~dpsubmod.online.protocol.RoundProtocol.guarantee`: its theorem's
         bound on the expected regret for this run's parameters (None when it states none).
         ``regret[-1]`` is one run's regret, the bound is on its expectation.

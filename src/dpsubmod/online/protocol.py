@@ -232,7 +232,7 @@ class RoundProtocol(OnlineBase):
     @property
     def guarantee(self) -> Any:
         """The theorem's bound on this run's expected regret for its resolved parameters (a
-        :class:`~dpsubmod.online.Guarantee`: the bound in the objective's units, the theorem,
+        :class:`~dpsubmod.online.RegretGuarantee`: the bound in the objective's units, the theorem,
         and whether it is vacuous), or ``None`` for a learner that states none. Known from the
         public parameters before round 1."""
         self._ensure_state()

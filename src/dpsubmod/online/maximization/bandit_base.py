@@ -37,13 +37,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
 from ..._validation import check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...functions.base import SetFunction
 from ...privacy.zcdp import rho_for_target
 from .._checks import resolve_gamma
-from ..guarantee import Guarantee, regret_guarantee
 from ..oco.hedge_privacy import backend_sensitivity
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
@@ -184,7 +184,7 @@ class _BanditExperts(HedgeExperts):
             return None
         return float(gammas[j])
 
-    def _guarantee(self) -> Guarantee | None:
+    def _guarantee(self) -> RegretGuarantee | None:
         """Lemmas 2 and 3 of Perez-Salazar and Cummings (Algorithm 3; B.1 and B.2 by the same
         argument): exploration costs at most ``gamma T``, and each expert's Hedge, fed the
         value of ``gamma T / (k n)`` explorations of each action in expectation, has regret at

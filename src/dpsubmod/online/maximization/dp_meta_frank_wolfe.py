@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee
 from ..._rng import RNGLike
 from ..._validation import check_int, check_real, is_noise_off
 from ...errors import ValidationError
 from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, check_spend, run_plan
-from ..guarantee import Guarantee
 from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
@@ -257,7 +257,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
                 best, best_K = b, K
         return best_K
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         r"""Theorem 4 of Sadeghi and Fazel, explicit (module
         :mod:`~dpsubmod.online.maximization.fw_bounds`)."""
         K = self._K()

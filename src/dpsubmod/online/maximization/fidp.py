@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
-from ..guarantee import Guarantee, regret_guarantee
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
     REWARD_UNITS,
@@ -133,7 +133,7 @@ class FIDP(HedgeExperts):
             eta = self._private_eta(T, draws, math.sqrt(math.log(max(n, 2)) / T))
         return {"n": n, "T": T, "k": k, "eta": eta, "draws": draws}
 
-    def _guarantee(self) -> Guarantee | None:
+    def _guarantee(self) -> RegretGuarantee | None:
         """Theorem 6 through Theorem 3: each expert's Hedge regret is at most
         ``eta T + ln n / eta`` (``eta <= 1``), and the ``(1 - 1/e)``-regret at most their sum
         (Proposition 3)."""

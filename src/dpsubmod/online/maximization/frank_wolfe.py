@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int, check_real
 from ...errors import ValidationError
@@ -25,7 +26,6 @@ from ...extensions.multilinear import multilinear_gradients, multilinear_value
 from ...functions.base import SetFunction
 from ...polytopes.projections import Region, as_region
 from ...polytopes.rounding import round_point
-from ..guarantee import Guarantee, regret_guarantee
 from ..protocol import Learner
 from .fw_bounds import frank_wolfe_bias
 
@@ -99,7 +99,7 @@ class FrankWolfeLearner(Learner):
     def _public_region(self) -> Region:
         return as_region(self.constraint, self.n)
 
-    def _fw_guarantee(self, oracle_regret: float, K: int, theorem: str) -> Guarantee:
+    def _fw_guarantee(self, oracle_regret: float, K: int, theorem: str) -> RegretGuarantee:
         """Lemma 7: the oracles' average regret plus the Frank-Wolfe bias; vacuous at the
         ``(1 - 1/e)``-regret of playing nothing, ``(1 - 1/e) T R_1 m_F``."""
         reg = self._public_region()

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee
 from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
@@ -64,7 +65,6 @@ from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, is_grid_backend, run_plan
-from ..guarantee import Guarantee
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
@@ -150,7 +150,7 @@ class MetaFrankWolfe(FrankWolfeLearner):
         return {"n": n, "T": T, "K": K, "oracle": self.oracle, "step": step, "eta": eta,
                 "bound": m, "region": reg.kind}
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         r"""Lemma 7 of Chen, Hassani and Karbasi with the oracles' regret (online gradient
         ascent at its tuned step, or entropic FTRL)."""
         n, T, m, K = int(self.n), int(self.T), float(self.bound), self._K()
@@ -314,7 +314,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         tuned = None if self.noise_off else self._tuned()
         return self._paper_K() if tuned is None else tuned[0]
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         r"""Theorem 9 of Perez-Salazar and Cummings, explicit (module
         :mod:`~dpsubmod.online.maximization.fw_bounds`)."""
         p = self.resolved_params

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._checks import check_privacy_args, check_x1, resolve_gamma
 from .._plans import check_backend
-from ..guarantee import Guarantee, regret_guarantee
 from .bounds import COST_UNITS, bandit_pftal_bound, best_bandit_pftal
 from .onepoint import (
     chain_order,
@@ -169,7 +169,7 @@ class BanditSubmodPFTAL(_SubmodBase):
             "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
         }
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         """Theorem 9's explicit bound at the run's ``gamma``, ``H`` and calibration."""
         p = self.resolved_params
         n, T, M = p["n"], p["T"], p["M"]

@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_real
 from ...functions.base import SetFunction
 from .._checks import check_x1, resolve_gamma
-from ..guarantee import Guarantee, regret_guarantee
 from ..protocol import Learner
 from .bounds import COST_UNITS, bandit_hazan_kale_bound, hazan_kale_bound
 from .onepoint import (
@@ -129,7 +129,7 @@ class HazanKale(_OGDBase):
         eta = math.sqrt(n) / (4.0 * M * math.sqrt(T)) if self.eta is None else float(self.eta)
         return {"n": n, "T": T, "M": M, "eta": eta}
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         """Projected online gradient descent (Zinkevich 2003) on the Lovász extensions:
         ``n / (2 eta) + 8 M^2 eta T``, ``4 M sqrt(n T)`` at the default step."""
         p = self.resolved_params
@@ -208,7 +208,7 @@ class BanditHazanKale(_OGDBase):
             eta = float(self.eta)
         return {"n": n, "T": T, "M": M, "gamma": gamma, "eta": eta}
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         """``n / (2 eta) + eta T G^2 / 2 + 2 gamma M T`` with ``G^2 = 4 M^2 (n+1)^2 / gamma``,
         the estimator's second moment (module docstring)."""
         p = self.resolved_params

@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
@@ -83,7 +84,6 @@ from ...functions.base import SetFunction
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
 from .._plans import check_backend, check_spend, run_plan
-from ..guarantee import Guarantee, regret_guarantee
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
 from .bounds import COST_UNITS, best_submod_pftal_H, submod_pftal_bound
@@ -351,7 +351,7 @@ class SubmodPFTAL(_SubmodBase):
             "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
         }
 
-    def _guarantee(self) -> Guarantee:
+    def _guarantee(self) -> RegretGuarantee:
         """Theorem 7's explicit bound at the run's ``H`` and calibration (module
         :mod:`~dpsubmod.online.minimization.bounds`)."""
         p = self.resolved_params
