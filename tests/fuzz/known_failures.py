@@ -12,8 +12,6 @@ from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
     # -- online/** (being reorganised) ----------------------------------------------------------
-    Known("online-rng-unvalidated", "online.", "accepted_bad", message=r"bad \['rng'\] accepted",
-          test="test_online_learners_refuse_a_bad_rng_at_construction"),
     Known("online-extreme-warning", "online.", "warning", where="dpsubmod/online/",
           test="test_online_learners_at_extreme_bounds_leak_no_warning"),
     Known("online-pftal-internal-names", "online.", "bad_message", message="of PFTAL",

@@ -127,8 +127,6 @@ def _learner_case(entry: str, *bad: str) -> Case:
                  "constraint", "K", bad=bad)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online learners resolve rng only in _reset: "
-                   "'abc', 1.0, True and negative seeds are accepted at construction")
 @pytest.mark.parametrize("name", ["HazanKale", "OnlineGreedy", "FIDP", "MetaFrankWolfe"])
 def test_online_learners_refuse_a_bad_rng_at_construction(name):
     import dpsubmod.online as O

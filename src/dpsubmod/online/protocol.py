@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .._rng import check_rng
 from .._validation import check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
@@ -76,6 +77,9 @@ class OnlineBase(ABC):
         def charged_init(self: OnlineBase, *args: Any, **kw: Any) -> None:
             init(self, *args, **kw)
             if type(self).__init__ is charged_init:  # only once, after the most derived init
+                # rng is resolved lazily in _reset(); a bad one must still be refused here,
+                # before the charge and before any play.
+                check_rng(getattr(self, "rng", None), type(self).__name__)
                 self._charge_run()
 
         charged_init._charges_budget = True  # type: ignore[attr-defined]
