@@ -180,10 +180,47 @@ def test_l2_laplace_noise_on_a_grid_is_refused_naming_noise(name):
         make("secure", None, None, "l2laplace", {})
 
 
-def test_pftal_meta_frank_wolfe_refuses_a_grid_backend_by_name():
-    with pytest.raises(ValidationError, match="'backend'.*DPMetaFrankWolfe"):
+def test_pftal_meta_frank_wolfe_refuses_l2_laplace_on_a_grid_by_name():
+    with pytest.raises(ValidationError, match="noise='laplace'"):
         O.PFTALMetaFrankWolfe(4, T, 2, epsilon=1.0, backend="secure")
+    with pytest.raises(ValidationError, match="'noise'.*DPMetaFrankWolfe"):
+        O.PFTALMetaFrankWolfe(4, T, 2, epsilon=1.0, noise="gaussian")
     O.PFTALMetaFrankWolfe(4, T, 2, epsilon=1.0, backend="numpy")
+
+
+@pytest.mark.parametrize("backend", ["secure", "pure-python"]
+                         + (["opendp"] if HAVE_OPENDP else []))
+def test_pftal_meta_frank_wolfe_on_a_grid_charges_what_numpy_charges(backend):
+    be = SecureBackend(engine="python") if backend == "pure-python" else backend
+    charged = {}
+    for name, b in (("numpy", "numpy"), (backend, be)):
+        budget = Budget(5.0)
+        learner = O.PFTALMetaFrankWolfe(4, T, 2, epsilon=1.2, K=2, noise="laplace", backend=b,
+                                        rng=3, budget=budget)
+        play_fw(learner)
+        charged[name] = budget.spent
+        assert all(np.all(np.isfinite(c.point())) for c in learner._copies)
+    assert charged[backend] == charged["numpy"] == pytest.approx((1.2, 0.0))
+
+
+def test_pftal_meta_frank_wolfe_laplace_copies_are_calibrated_to_the_l1_sensitivity():
+    # The clipped multilinear gradients of f = 0 and of f = |S| (singletons at the bound 1)
+    # are 0 and 1 in every coordinate: their l1 distance n is attained, so the copies' trees
+    # must be calibrated to n; the l2 value sqrt(n) (right for l2-Laplace) would be too small.
+    n, K = 4, 2
+    learner = O.PFTALMetaFrankWolfe(n, T, 2, epsilon=1.0, K=K, noise="laplace", rng=0)
+    learner.reset()
+    worst = float(np.abs(np.ones(n) - np.zeros(n)).sum())
+    for oco in learner._copies:
+        assert oco.noise == "laplace"
+        assert oco.calibrated_sensitivity >= worst
+        assert oco.epsilon == pytest.approx(1.0 / K)
+    assert np.sqrt(n) < worst  # the l2 calibration, as a control, is caught
+    # Its stated bound pays for the larger noise.
+    l2 = O.PFTALMetaFrankWolfe(n, 10**6, 2, epsilon=1.0, K=K, H=0.01).guarantee.bound
+    l1 = O.PFTALMetaFrankWolfe(n, 10**6, 2, epsilon=1.0, K=K, H=0.01,
+                               noise="laplace").guarantee.bound
+    assert l1 > l2
 
 
 def test_a_secure_learner_and_its_clone_release_finite_points():

@@ -19,7 +19,8 @@ extension's Hessian entries are at most :math:`m_F` in absolute value, so
 * PFTAL (:class:`~dpsubmod.online.PFTALMetaFrankWolfe`, Perez-Salazar and Cummings 2021,
   Theorem 9 through Theorem 5 of Smith and Thakurta 2013, read as for SubmodPFTAL):
   :math:`2(G + HD)^2\ln T/H + 8n(G + HD)\Delta K\ln^{2.5}T/(H\varepsilon) + HTD^2/2` with
-  :math:`\Delta = \sqrt n\,m_F` and each copy :math:`\varepsilon/K`-DP.
+  :math:`\Delta = \sqrt n\,m_F` (l2-Laplace; :math:`n m_F` for coordinate Laplace) and each
+  copy :math:`\varepsilon/K`-DP.
 
 ``ln T`` is floored at 1. Only public parameters enter.
 """
@@ -37,6 +38,7 @@ __all__ = [
     "pftal_copies_bound",
     "best_pftal_copies",
     "harmonic",
+    "noise_sensitivity",
 ]
 
 
@@ -63,36 +65,48 @@ def ogd_oracle_regret(n: int, T: int, diameter: float, m_F: float) -> float:
     return diameter * math.sqrt(n) * m_F * math.sqrt(T)
 
 
-def _pftal_terms(n: int, T: int, D: float, m_F: float, K: np.ndarray, epsilon: float
-                 ) -> tuple[np.ndarray, np.ndarray, float]:
+def noise_sensitivity(n: int, m_F: float, noise: str = "l2laplace") -> float:
+    r"""The sensitivity a PFTAL copy's tree is calibrated to: both clipped gradients lie in
+    :math:`[0, m_F]^n`, so :math:`\sqrt n\,m_F` in l2 (``"l2laplace"``) and :math:`n m_F` in l1
+    (``"laplace"``, coordinate-wise noise)."""
+    return (n if noise == "laplace" else math.sqrt(n)) * m_F
+
+
+def _pftal_terms(n: int, T: int, D: float, m_F: float, K: np.ndarray, epsilon: float,
+                 noise: str = "l2laplace") -> tuple[np.ndarray, np.ndarray, float]:
     lt = max(1.0, math.log(T))
     G = math.sqrt(n) * m_F
     if math.isinf(epsilon):
-        noise = np.zeros_like(K, dtype=float)
+        noise_term = np.zeros_like(K, dtype=float)
     else:
+        # The noise enters Smith and Thakurta's bound through E||Y||_2 of one node's noise:
+        # n Delta_2 b for l2-Laplace, and at most E||Y||_1 = n Delta_1 b for coordinate
+        # Laplace calibrated to the l1 sensitivity, so Delta is the calibrated sensitivity.
         # A subnormal epsilon overflows to an infinite (vacuous) term, which is the answer.
         with np.errstate(over="ignore"):
-            noise = 8.0 * n * G * K * lt ** 2.5 / epsilon
-    a = 2.0 * lt * G * G + noise * G
-    b = 4.0 * lt * G * D + noise * D
+            noise_term = (8.0 * n * noise_sensitivity(n, m_F, noise) * K * lt ** 2.5
+                          / epsilon)
+    a = 2.0 * lt * G * G + noise_term * G
+    b = 4.0 * lt * G * D + noise_term * D
     d = 2.0 * lt * D * D + T * D * D / 2.0
     return a, b, d
 
 
 def pftal_copies_bound(n: int, T: int, r1: float, D: float, m_F: float, K: int, H: float,
-                       epsilon: float) -> float:
+                       epsilon: float, noise: str = "l2laplace") -> float:
     """The ``(1 - 1/e)``-regret bound of ``K`` PFTAL copies at strong convexity ``H``."""
-    a, b, d = _pftal_terms(n, T, D, m_F, np.array([float(K)]), epsilon)
+    a, b, d = _pftal_terms(n, T, D, m_F, np.array([float(K)]), epsilon, noise)
     if not (math.isfinite(a[0]) and math.isfinite(H)):
         return math.inf  # the noise term of a subnormal epsilon: vacuous
     return float(a[0] / H + b[0] + d * H) + frank_wolfe_bias(T, K, r1, m_F)
 
 
 def best_pftal_copies(n: int, T: int, r1: float, D: float, m_F: float, epsilon: float, *,
-                      K: int | None = None, k_max: int = 256) -> tuple[int, float]:
+                      K: int | None = None, k_max: int = 256,
+                      noise: str = "l2laplace") -> tuple[int, float]:
     """``(K, H)`` minimising :func:`pftal_copies_bound` (``K`` fixed when given)."""
     Ks = np.arange(1, k_max + 1, dtype=float) if K is None else np.array([float(K)])
-    a, b, d = _pftal_terms(n, T, D, m_F, Ks, epsilon)
+    a, b, d = _pftal_terms(n, T, D, m_F, Ks, epsilon, noise)
     bound = 2.0 * np.sqrt(a * d) + b + m_F * r1 * r1 * T / (2.0 * Ks)
     j = int(np.argmin(bound))
     return int(Ks[j]), float(math.sqrt(a[j] / d))

@@ -64,7 +64,7 @@ from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, is_grid_backend, run_plan
+from .._plans import check_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
@@ -73,9 +73,13 @@ from .fw_bounds import (
     best_pftal_copies,
     frank_wolfe_bias,
     ftrl_oracle_regret,
+    noise_sensitivity,
     ogd_oracle_regret,
     pftal_copies_bound,
 )
+
+#: The node noises of the PFTAL copies (Gaussian would need a delta and a bound of its own).
+_COPY_NOISES = ("l2laplace", "laplace")
 
 __all__ = [
     "DPMetaFrankWolfe",
@@ -236,22 +240,27 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         Charged the whole run's guarantee (``K`` tree-aggregation events of
         :math:`\varepsilon/K`) at construction, before anything is released, again by
         :meth:`reset` after play and by every clone. Not allowed with ``epsilon=math.inf``.
-    backend : {"numpy"}, NoiseBackend or None, default=None
-        Noise backend of the copies' counters. Their l2-Laplace node noise has no exact sampler
-        on a grid, so the secure backends are refused at construction; use
-        :class:`DPMetaFrankWolfe` with ``backend="secure"`` for exact discrete noise.
+    noise : {"l2laplace", "laplace"}, default="l2laplace"
+        The copies' node noise: l2-Laplace calibrated to the l2 sensitivity
+        :math:`\sqrt n\,m_F` (the noise Theorem 9 is stated for), or coordinate-wise Laplace
+        calibrated to the l1 sensitivity :math:`n m_F`, which the secure backends draw exactly
+        on a grid; :attr:`guarantee` accounts for the noise used.
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
+        Noise backend of the copies' counters. l2-Laplace has no exact sampler on a grid, so
+        the secure backends need ``noise="laplace"``.
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
                  gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
-                 budget: Any = None, backend: Any = None):
+                 budget: Any = None, backend: Any = None, noise: str = "l2laplace"):
         self.n = n
         self.T = T
         self.constraint = constraint
         self.epsilon = epsilon
         self.K = K
         self.H = H
+        self.noise = noise
         self.bound = bound
         self.gradient = gradient
         self.n_samples = n_samples
@@ -260,15 +269,11 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         self.backend = backend
         caller = "PFTALMetaFrankWolfe"
         self._check_meta(caller)
-        check_backend(backend, caller)
-        if is_grid_backend(backend):
-            # The copies' l2-Laplace node noise (the noise Theorem 9 is stated for) has no exact
-            # sampler on a grid.
+        if not isinstance(noise, str) or noise not in _COPY_NOISES:
             raise ValidationError(
-                f"The 'backend' parameter of {caller} must be 'numpy' (or None): its PFTAL "
-                "copies draw l2-Laplace noise, which has no exact sampler on a grid; use "
-                "DPMetaFrankWolfe(backend='secure') for exact discrete noise."
-            )
+                f"The 'noise' parameter of {caller} must be one of {list(_COPY_NOISES)}; got "
+                f"{noise!r} (for Gaussian noise use DPMetaFrankWolfe(noise='gaussian')).")
+        check_backend(backend, caller, noise)
         if as_region(constraint, n).kind == "matroid":
             raise ValidationError(
                 f"{caller} needs a Euclidean projection in closed form: pass an int k, a uniform "
@@ -302,8 +307,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         fixed = None if self.K is None else self._K()
         eps = math.inf if self.noise_off else float(self.epsilon)
         K, H = best_pftal_copies(n, T, reg.l1_radius, reg.diameter, m, eps, K=fixed,
-                                 k_max=max(self._paper_K(), 64))
-        bound = pftal_copies_bound(n, T, reg.l1_radius, reg.diameter, m, K, H, eps)
+                                 k_max=max(self._paper_K(), 64), noise=self.noise)
+        bound = pftal_copies_bound(n, T, reg.l1_radius, reg.diameter, m, K, H, eps,
+                                   self.noise)
         if not bound < (1.0 - 1.0 / math.e) * T * reg.l1_radius * m:  # also NaN or inf
             return None
         return K, H
@@ -321,7 +327,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         reg = self._public_region()
         eps = math.inf if self.noise_off else float(self.epsilon)
         bound = pftal_copies_bound(p["n"], p["T"], reg.l1_radius, reg.diameter, p["bound"],
-                                   p["K"], p["H"], eps)
+                                   p["K"], p["H"], eps, self.noise)
         r_oracles = bound - frank_wolfe_bias(p["T"], p["K"], reg.l1_radius, p["bound"])
         return self._fw_guarantee(r_oracles, p["K"],
                                   "Perez-Salazar and Cummings (2021), Theorem 9 (explicit "
@@ -337,8 +343,8 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         def build() -> PrivacyPlan:
             K, n = self._K(), int(self.n)
             copy = PFTAL(n, int(self.T), H=1.0, epsilon=float(self.epsilon) / K,
-                         sensitivity=math.sqrt(n) * float(self.bound),
-                         backend=self.backend).plan
+                         sensitivity=noise_sensitivity(n, float(self.bound), self.noise),
+                         noise=self.noise, backend=self.backend).plan
             return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=NEIGHBOURING,
                             backend=self.backend, rng=self.rng)
 
@@ -356,7 +362,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
             H = float(self.H)
         elif tuned is not None:
             H = best_pftal_copies(n, T, self._region.l1_radius, self._region.diameter, m,
-                                  float(self.epsilon), K=K)[1]
+                                  float(self.epsilon), K=K, noise=self.noise)[1]
         else:
             # FTAL's own balance of its regret against the regulariser's bias, without the
             # noise term: where the private bound is vacuous at every (K, H), its minimiser (and
@@ -366,7 +372,8 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
             # round on the Uber stream at epsilon = 1, a random 3-set 0.25).
             H = (G / R2) * math.sqrt(lt / T)
         return {"n": n, "T": T, "K": K, "H": H, "bound": m, "region": self._region.kind,
-                "sensitivity": math.sqrt(n) * m, "noise_off": self.noise_off,
+                "sensitivity": noise_sensitivity(n, m, self.noise), "noise": self.noise,
+                "noise_off": self.noise_off,
                 "copy_epsilon": math.inf if self.noise_off else float(self.epsilon) / K}
 
     def _build_oracles(self) -> None:
@@ -382,7 +389,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
             oco = PFTAL(int(self.n), int(self.T), H=p["H"],
                         epsilon=math.inf if self.noise_off else p["copy_epsilon"],
                         sensitivity=None if self.noise_off else p["sensitivity"],
-                        project=project, x1=np.zeros(int(self.n)), rng=r,
+                        project=project, x1=np.zeros(int(self.n)), noise=self.noise, rng=r,
                         budget=self._allowance, backend=self.backend)
             oco.reset()
             self._copies.append(oco)
