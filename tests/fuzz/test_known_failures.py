@@ -178,8 +178,6 @@ def test_bandit_online_greedy_refuses_a_tiny_gamma_at_construction():
     expect(invoke(case, learner.select, known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/streams.py: run(learner, []) refuses "
-                   "naming FunctionStream's internal 'functions', not 'stream'")
 def test_run_names_the_stream_when_it_is_empty():
     import dpsubmod.online as O
 
@@ -188,8 +186,6 @@ def test_run_names_the_stream_when_it_is_empty():
     expect(invoke(case, lambda: O.run(O.HazanKale(2, 2, M=1.0), []), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/harness.py: run accepts a round function "
-                   "that is NaN everywhere and returns a trace with NaN regret")
 def test_run_refuses_a_stream_with_a_nan_function():
     from fuzz_objects import Misbehaving
 
@@ -370,8 +366,6 @@ def test_tree_aggregator_refuses_its_budget_when_built():
                                                budget=Budget(1000.0), rng=0), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/harness.py: run(comparator='nonsense') "
-                   "names hindsight_max's 'method'; run(alpha='abc') crashes with ValueError")
 @pytest.mark.parametrize("kw", [{"comparator": "nonsense"}, {"alpha": "abc"}])
 def test_run_names_a_bad_comparator_and_alpha(kw):
     import dpsubmod.online as O
@@ -445,8 +439,6 @@ def test_advanced_budget_at_a_subnormal_delta():
     expect(invoke(case, lambda: Budget(4.0, 5e-324, "advanced").remaining, known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/harness.py: run(BanditDP, stream) with a "
-                   "NaN round function refuses naming the learner's 'feedback', not the stream")
 def test_run_names_the_stream_for_a_nan_bandit_value():
     from fuzz_objects import Misbehaving
 

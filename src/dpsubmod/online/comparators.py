@@ -59,8 +59,12 @@ __all__ = [
     "total_values",
     "ENUMERATE_MAX_N",
     "MAX_DISTINCT",
+    "METHODS",
 ]
 
+#: The comparator methods of each sense (minimization, maximization).
+METHODS = {"min": ("auto", "enumerate", "min-norm-point", "maxflow"),
+           "max": ("auto", "brute-force", "greedy")}
 #: Largest ground set enumerated exactly.
 ENUMERATE_MAX_N = 20
 #: ``method="auto"`` enumerates only when the set-by-set work (parts of the sum without batched
@@ -318,7 +322,7 @@ def hindsight_min(functions: Sequence[SetFunction] | object, *, method: str = "a
     Hindsight
     """
     caller = "hindsight_min"
-    method = _check_method(method, ("auto", "enumerate", "min-norm-point", "maxflow"), caller)
+    method = _check_method(method, METHODS["min"], caller)
     acc = _accumulate(functions)
     n, total = acc.n, acc.function()
     if method == "enumerate" or (method == "auto" and _auto_enumerate(acc)):
@@ -354,7 +358,7 @@ def hindsight_max(functions: Sequence[SetFunction] | object, constraint: object,
     Hindsight
     """
     caller = "hindsight_max"
-    method = _check_method(method, ("auto", "brute-force", "greedy"), caller)
+    method = _check_method(method, METHODS["max"], caller)
     acc = _accumulate(functions)
     n, total = acc.n, acc.function()
     feasible = _feasibility(constraint, n, caller)

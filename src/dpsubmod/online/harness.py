@@ -52,10 +52,17 @@ import numpy as np
 
 from .._progress import check_progress
 from .._rng import RNGLike
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from .._validation import check_real
+from ..errors import (
+    GroundSetMismatchError,
+    NonFiniteObjectiveError,
+    ParameterTypeError,
+    StreamLengthError,
+    ValidationError,
+)
 from ..functions.base import SetFunction
 from ._trace import AUTO_PROGRESS_T, Columns, Progress, TraceSummary, prepare_player
-from .comparators import Hindsight, RunningSum, best_fixed_set
+from .comparators import METHODS, Hindsight, RunningSum, best_fixed_set
 from .protocol import Feedback, Learner, Sense
 from .streams import Stream, as_stream
 
@@ -158,6 +165,18 @@ def _given_mask(comparator: object, n: int) -> np.ndarray | None:
     )
 
 
+def _finite(value: float, t: int, where: str) -> float:
+    """``value`` of round ``t + 1``'s function, refused unless finite: a regret (or a learner
+    state) computed from NaN or an infinite value means nothing."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise NonFiniteObjectiveError(
+            f"The 'stream' argument of run: the function of round {t + 1} returned {v!r} "
+            f"{where}. Every round's function must return finite values on every set."
+        )
+    return v
+
+
 def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         comparator: str | Hindsight | Callable[..., Any] | Iterable[int] | None = "auto",
         constraint: object = None, alpha: float | None = None, expected: bool = True,
@@ -217,7 +236,11 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         otherwise).
     ValidationError
         An ``rng`` was given for a learner built with a budget, or a one-shot iterator would
-        have to be kept for more than :data:`HISTORY_LIMIT` rounds.
+        have to be kept for more than :data:`HISTORY_LIMIT` rounds; ``alpha`` outside (0, 1],
+        a ``comparator`` method that does not exist for the learner's sense, an empty stream.
+    NonFiniteObjectiveError
+        A round's function returned NaN or an infinite value (at the played set, in
+        expectation, or at the comparator's set); a budgeted learner's charge stands.
     BudgetExceededError
         A budgeted learner that already played cannot be charged a new run.
 
@@ -237,7 +260,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
             f"{type(learner).__name__}."
         )
     progress = check_progress(progress, "run", allow_none=True)
-    source = as_stream(stream)
+    source = as_stream(stream, name="stream", caller="run")
     n, horizon = int(learner.n), learner.horizon  # type: ignore[attr-defined]
     if source.n != n:
         raise GroundSetMismatchError(
@@ -252,8 +275,15 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     sense: Sense = learner.sense
     if alpha is None:
         alpha = 1.0 if sense == "min" else 1.0 - 1.0 / math.e
-    elif not (0.0 < float(alpha) <= 1.0):
-        raise ValidationError(f"The 'alpha' parameter of run must lie in (0, 1]; got {alpha!r}.")
+    else:
+        alpha = check_real(alpha, "alpha", low=0.0, low_open=True, high=1.0, caller="run",
+                           fix="It is the regret factor; leave it None for the default.")
+    if isinstance(comparator, str) and comparator not in METHODS[sense]:
+        raise ValidationError(
+            f"The 'comparator' parameter of run must be one of {METHODS[sense]} for a "
+            f"{'minimization' if sense == 'min' else 'maximization'} learner, a Hindsight, a "
+            f"set, a callable or None; got {comparator!r}."
+        )
     if sense == "max" and constraint is None:
         constraint = getattr(learner, "constraint", None)
         if constraint is None:
@@ -304,14 +334,14 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         S = player.select()
         t1 = time.perf_counter()
         ev0 = f.evaluations
-        y = f(S)
+        y = _finite(f(S), t, "at the played set")
         i = cols.row()
         if has_expected:
             e = player.expected_value(f)
             if e is None:
                 has_expected = False
             else:
-                cols["expected"][i] = e
+                cols["expected"][i] = _finite(e, t, "in expectation over the learner's draw")
         t2 = time.perf_counter()
         player.update(y if bandit else f)
         t3 = time.perf_counter()
@@ -324,7 +354,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         cols["sets"][i] = np.packbits(mask)
         cols["epsilon"][i] = player.epsilon_spent
         if given is not None:
-            cols["given"][i] = f.value(given)
+            cols["given"][i] = _finite(f.value(given), t, "at the comparator's set")
         if acc is not None:
             acc.add(f)
         if history is not None:
@@ -363,6 +393,9 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
         again = history if history is not None else replay()  # type: ignore[misc]
         comp_vals = np.fromiter((g.value(smask) for _, g in zip(range(T), again)),
                                 dtype=np.float64, count=T)
+    if comp_vals is not None and not np.isfinite(comp_vals).all():
+        _finite(math.nan, int(np.flatnonzero(~np.isfinite(comp_vals))[0]),
+                "at the best fixed set")
     regret = exp_regret = None
     expv = cols.final("expected") if has_expected else None
     values = cols.final("values")

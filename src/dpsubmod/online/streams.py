@@ -395,17 +395,28 @@ class OneShotStream(Stream):
         return f"OneShotStream(n={self.n}, T=unknown, bound={b})"
 
 
-def as_stream(obj: object, *, bound: float | None = None) -> Stream:
+def as_stream(obj: object, *, bound: float | None = None, name: str | None = None,
+              caller: str | None = None) -> Stream:
     """``obj`` as a Stream: a Stream passes through, a sequence of SetFunctions (list, tuple,
     array) becomes a :class:`FunctionStream`, any other iterable (an iterator, a generator) a
-    :class:`OneShotStream`, read lazily."""
+    :class:`OneShotStream`, read lazily. With ``name`` and ``caller``, a refusal names the
+    caller's argument."""
+    arg = f"The '{name}' argument of {caller} must be" if name and caller else "Expected"
     if isinstance(obj, Stream):
         return obj
     if isinstance(obj, SetFunction) or not isinstance(obj, Iterable):
         raise ParameterTypeError(
-            "Expected a Stream or an iterable of SetFunctions; got "
+            f"{arg} a Stream or an iterable of SetFunctions; got "
             f"{type(obj).__name__}. Wrap your functions in FunctionStream([...])."
         )
     if hasattr(obj, "__len__") and hasattr(obj, "__getitem__"):
-        return FunctionStream(list(obj), bound=bound)  # type: ignore[arg-type]
+        fs = list(obj)  # type: ignore[call-overload]
+        if name and caller:
+            if not fs:
+                raise ValidationError(f"The '{name}' argument of {caller} is empty; pass at "
+                                      "least one SetFunction.")
+            for i, f in enumerate(fs):
+                _check_function(f, fs[0].n if isinstance(fs[0], SetFunction) else 0,
+                                f"Item {i} of the '{name}' argument of {caller}")
+        return FunctionStream(fs, bound=bound)
     return OneShotStream(obj, bound=bound)  # type: ignore[arg-type]
