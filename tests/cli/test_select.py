@@ -94,6 +94,19 @@ def test_numpy_backend_is_reproducible_with_a_seed(tmp_path, coverage_csv, capsy
     assert "not to protect" in capsys.readouterr().out
 
 
+def test_opendp_backend_by_name(tmp_path, coverage_csv, capsys):
+    pytest.importorskip("opendp")
+    from dpsubmod.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["select", str(coverage_csv), "--task", "coverage", "--k", "2",
+                 "--epsilon", "1", "--backend", "opendp", "--seed", "5",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["privacy"]["backend"] == "opendp" and len(doc["selection"]) == 2
+    assert "does not affect the noise of the opendp backend" in capsys.readouterr().out
+
+
 def test_facility_location_on_a_grid(tmp_path):
     # every person lives in the cell centred at (0.75, 0.25) of a 2x2 grid on [0, 1]^2
     rng = np.random.default_rng(1)

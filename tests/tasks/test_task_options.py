@@ -3,6 +3,8 @@ category apart from every valid code (a label of -1 included)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,34 @@ def test_options_must_be_a_mapping_of_names(options):
     with pytest.raises(ParameterTypeError, match="'options' parameter of private_select"):
         private_select(t, build_constraint(t, k=2), epsilon=1.0, backend="numpy",
                        options=options)
+
+
+# ----------------------------------------------------------------------------------------------
+# private_select(backend=...): names and instances
+# ----------------------------------------------------------------------------------------------
+def test_a_backend_instance_is_accepted_and_reported_by_name():
+    from dpsubmod.privacy import SecureBackend
+
+    t = _fl()
+    budget = Budget(2.0)
+    rel = private_select(t, build_constraint(t, k=2), epsilon=1.0,
+                         backend=SecureBackend(engine="python"), budget=budget)
+    doc = rel.to_dict()
+    assert doc["params"]["backend"] == "secure" and doc["privacy"]["backend"] == "secure"
+    assert len(rel.selection) == 2 and budget.spent == pytest.approx((1.0, 0.0))
+    json.dumps(doc)  # the instance does not leak into the release file
+
+
+def test_opendp_backend_is_accepted_by_name():
+    pytest.importorskip("opendp")
+    t = _fl()
+    rel = private_select(t, build_constraint(t, k=2), epsilon=1.0, backend="opendp")
+    assert rel.to_dict()["params"]["backend"] == "opendp"
+
+
+def test_a_bad_backend_is_refused_before_any_charge():
+    t = _fl()
+    budget = Budget(2.0)
+    with pytest.raises(ValidationError, match="backend"):
+        private_select(t, build_constraint(t, k=2), epsilon=1.0, backend="gpu", budget=budget)
+    assert budget.spent == (0.0, 0.0)

@@ -361,8 +361,8 @@ def _print(args: argparse.Namespace, rel: Any, doc: dict[str, Any], out: Path | 
         "Selected (in the order chosen):",
     ]
     lines += [f"  {i + 1}. {nm}" for i, nm in enumerate(rel.names)]
-    seed_note = ("" if rep.backend != "secure" or args.seed is None else
-                 " (--seed does not affect the noise of the secure backend)")
+    seed_note = ("" if rep.backend == "numpy" or args.seed is None else
+                 f" (--seed does not affect the noise of the {rep.backend} backend)")
     uses = rep.uses
     lines += [
         "",
@@ -442,9 +442,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default 0: pure differential privacy)")
     g.add_argument("--method", help="a private method of dpsubmod.list_methods(private=True) "
                    "(default private_greedy, Mitrovic et al. 2017)")
-    g.add_argument("--backend", choices=("secure", "numpy"), default="secure",
-                   help="noise backend (default secure; numpy is seeded and reproducible but "
-                   "not hardened, for trials only)")
+    g.add_argument("--backend", choices=("secure", "opendp", "numpy"), default="secure",
+                   help="noise backend (default secure: OpenDP when installed, else dpsubmod's "
+                   "exact samplers; opendp: OpenDP or an error with the install command; numpy "
+                   "is seeded and reproducible but not hardened, for trials only)")
     g.add_argument("--seed", type=int, help="random seed (reproduces numpy-backend runs)")
     g.add_argument("--budget", metavar="FILE", help="the data set's budget file (from 'dpsubmod "
                    "budget new'): the release is charged to it before any noise, and refused "

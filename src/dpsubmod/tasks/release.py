@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BudgetExceededError, ParameterTypeError, ValidationError
+from ..privacy.plan import backend_name
 from ._common import Task
 
 __all__ = ["ConstraintSpec", "build_constraint", "Release", "private_select",
@@ -23,10 +24,17 @@ __all__ = ["ConstraintSpec", "build_constraint", "Release", "private_select",
 
 BACKEND_GUARANTEE = {
     "secure": (
-        "exact discrete sampling from the operating system's cryptographic random source "
-        "(Canonne, Kamath and Steinke 2020); the guarantee is exact, with the sensitivity rounded "
-        "up to the sampler's grid; not open to floating-point attacks; timing side channels are "
-        "not covered"
+        "exact discrete sampling from a cryptographic random source (OpenDP's measurements "
+        "when OpenDP is installed, else dpsubmod's samplers of Canonne, Kamath and Steinke "
+        "2020; the engine is named with the privacy statement); the guarantee is exact, with the "
+        "sensitivity rounded up to the sampler's grid; not open to floating-point attacks; "
+        "timing side channels are not covered"
+    ),
+    "opendp": (
+        "exact discrete sampling by OpenDP's measurements from its cryptographic random source, "
+        "each measurement's privacy map checked against the charge before the first draw; the "
+        "guarantee is exact, with the sensitivity rounded up to the sampler's grid; not open to "
+        "floating-point attacks; timing side channels are not covered"
     ),
     "numpy": (
         "seeded floating-point sampling for simulation and reproducibility; the guarantee holds "
@@ -233,7 +241,7 @@ def _public_params(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
-                   delta: float = 0.0, method: str = "private_greedy", backend: str = "secure",
+                   delta: float = 0.0, method: str = "private_greedy", backend: Any = "secure",
                    budget: Any = None, rng: Any = None,
                    options: Mapping[str, Any] | None = None) -> Release:
     """Run a private method of :func:`dpsubmod.list_methods` on a task and wrap the release.
@@ -249,8 +257,9 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         The release's privacy cost.
     method : str, default="private_greedy"
         A private method (``dpsubmod.list_methods(private=True)``).
-    backend : str, default="secure"
-        The noise backend.
+    backend : {"secure", "opendp", "numpy"} or NoiseBackend, default="secure"
+        The noise backend: a name, or an instance such as ``SecureBackend(engine="python")``
+        (reported by its name).
     budget : Budget, optional
         Charged before any noise.
     rng : int, Generator or None
@@ -267,7 +276,8 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
     if not spec.private:
         raise ValidationError(f"method {method!r} is not private; a release needs one of: "
                               f"{', '.join(list_methods(private=True))}.")
-    if backend not in spec.backends:
+    name = str(backend_name(backend))
+    if name not in spec.backends:
         raise ValidationError(f"method {method} draws its noise on the "
                               f"{' or '.join(spec.backends)} backend only; choose backend "
                               f"{spec.backends[0]!r} or another method.")
@@ -279,7 +289,7 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         raise BudgetExceededError(
             f"{method} reported a spend of {rep} above the requested (epsilon={epsilon:g}, "
             f"delta={delta:g}); nothing was released.")
-    params = {"method": method, "backend": backend,
+    params = {"method": method, "backend": name,
               "seed": rng if isinstance(rng, (int, np.integer)) else None,
               "epsilon": epsilon, "delta": delta,
               "method_params": {k: v for k, v in result.params.items()
