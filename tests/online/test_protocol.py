@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+from dpsubmod import Budget
 from dpsubmod.errors import (
     DPSubmodError,
     GroundSetMismatchError,
@@ -21,6 +22,7 @@ from dpsubmod.functions import Modular
 from dpsubmod.online import (
     PFTAL,
     BanditHazanKale,
+    BanditOnlineGreedy,
     BanditSubmodPFTAL,
     HazanKale,
     Learner,
@@ -192,11 +194,15 @@ def test_bad_input_is_rejected_at_construction(make, match):
         make()
 
 
-def test_gamma_above_one_is_clipped_with_a_warning():
-    learner = BanditSubmodPFTAL(3, 5, M=1.0, epsilon=1.0, gamma=1.5)
-    with pytest.warns(RuntimeWarning, match="clipped to 1"):
-        learner.reset()
-    assert learner.resolved_params["gamma"] == 1.0
+def test_a_given_gamma_above_one_is_refused_and_a_default_one_clipped_with_a_warning():
+    # A given gamma above 1 is not a probability: refused by name, before anything is charged.
+    budget = Budget(10.0)
+    for make in (lambda: BanditSubmodPFTAL(3, 5, M=1.0, epsilon=1.0, gamma=1.5, budget=budget),
+                 lambda: BanditHazanKale(3, 5, M=1.0, gamma=1.5),
+                 lambda: BanditOnlineGreedy(3, 5, 1, gamma=1e308)):
+        with pytest.raises(ValidationError, match="'gamma'.*\\(0.0, 1.0\\]"):
+            make()
+    assert not budget.events
     # The theorem's gamma = n / T^(1/4) exceeds 1 when T < n^4.
     with pytest.warns(RuntimeWarning, match="n / T"):
         BanditSubmodPFTAL(4, 100, M=1.0, epsilon=1.0, gamma="paper").reset()

@@ -13,7 +13,8 @@ import numpy as np
 from .._validation import check_finite, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ValidationError
 
-__all__ = ["NOISES", "check_privacy_args", "clip_norm", "check_x1", "resolve_gamma"]
+__all__ = ["NOISES", "check_gamma", "check_privacy_args", "clip_norm", "check_x1",
+           "resolve_gamma"]
 
 #: Noise distributions of a tree-aggregation counter over a gradient (``"l2laplace"`` is the
 #: high-dimensional Laplace of Smith and Thakurta: uniform direction, Gamma(d, b) radius; pure
@@ -72,6 +73,14 @@ def check_x1(x1: object, n: int, caller: str) -> None:
         raise ValidationError(
             f"The 'x1' parameter of {caller} must lie in the cube [0, 1]^n; clip it first."
         )
+
+
+def check_gamma(gamma: object, caller: str, what: str = "an exploration") -> float:
+    """A given ``gamma``: a probability in (0, 1]. A value above 1 is refused rather than
+    clipped: only the theorems' default rates, which exceed 1 at small ``T``, are clipped."""
+    return check_real(gamma, "gamma", low=0.0, low_open=True, high=1.0, caller=caller,
+                      fix=f"gamma is {what} probability; pass a value in (0, 1], or leave it "
+                          "None for the default rate.")
 
 
 def resolve_gamma(gamma: float | None, default: float, caller: str, what: str, *,

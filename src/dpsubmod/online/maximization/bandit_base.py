@@ -39,11 +39,10 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
-from ..._validation import check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...functions.base import SetFunction
 from ...privacy.zcdp import rho_for_target
-from .._checks import resolve_gamma
+from .._checks import check_gamma, resolve_gamma
 from ..oco.hedge_privacy import backend_sensitivity
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
@@ -110,9 +109,12 @@ class _BanditExperts(HedgeExperts):
                     f"The 'gamma' parameter of {caller} must be a number, 'paper' or None; got "
                     f"{self.gamma!r}."
                 )
-            check_real(self.gamma, "gamma", low=0.0, low_open=True, caller=caller,
-                       fix="gamma is an exploration probability; values above 1 are clipped to "
-                           "1 with a warning.")
+            g = check_gamma(self.gamma, caller)
+            if self.eta is None and self.noise_off and not math.isfinite(self._nonprivate_eta(g)):
+                raise ValidationError(
+                    f"The 'gamma' parameter of {caller} is {g!r}: the default learning rate "
+                    "sqrt(k n ln n / (gamma T)) overflows. Pass a larger gamma, or pass eta."
+                )
         if self.gamma is None or self.gamma == "paper":
             if int(self.n) < 2:
                 raise ValidationError(

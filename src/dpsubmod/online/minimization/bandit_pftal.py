@@ -26,7 +26,7 @@ from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
-from .._checks import check_privacy_args, check_x1, resolve_gamma
+from .._checks import check_gamma, check_privacy_args, check_x1, resolve_gamma
 from .._plans import check_backend
 from .bounds import COST_UNITS, bandit_pftal_bound, best_bandit_pftal
 from .onepoint import (
@@ -113,8 +113,7 @@ class BanditSubmodPFTAL(_SubmodBase):
                     f"'paper', 'tuned' or None (Theorem 9's); got {gamma!r}."
                 )
         elif gamma is not None:
-            check_real(gamma, "gamma", low=0.0, low_open=True, caller=caller,
-                       fix="gamma is a mixing probability; values above 1 are clipped to 1.")
+            check_gamma(gamma, caller, "a mixing")
         _check_calibration(calibration, noise, caller)
         check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
         check_x1(x1, n, caller)

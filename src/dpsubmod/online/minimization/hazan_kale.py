@@ -39,7 +39,7 @@ from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_real
 from ...functions.base import SetFunction
-from .._checks import check_x1, resolve_gamma
+from .._checks import check_gamma, check_x1, resolve_gamma
 from ..protocol import Learner
 from .bounds import COST_UNITS, bandit_hazan_kale_bound, hazan_kale_bound
 from .onepoint import (
@@ -185,7 +185,7 @@ class BanditHazanKale(_OGDBase):
         self._check_common(n, T, "BanditHazanKale")
         check_real(M, "M", low=0.0, low_open=True, caller="BanditHazanKale")
         if gamma is not None:
-            check_real(gamma, "gamma", low=0.0, low_open=True, caller="BanditHazanKale")
+            check_gamma(gamma, "BanditHazanKale")
         if eta is not None:
             check_real(eta, "eta", low=0.0, low_open=True, caller="BanditHazanKale")
         check_x1(x1, n, "BanditHazanKale")
