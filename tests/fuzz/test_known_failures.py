@@ -265,8 +265,6 @@ def test_flaxman_kalai_mcmahan_at_extreme_lipschitz(lipschitz):
         linear_losses(2, 1, rng=0), comparator=None), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/oco/hedge_privacy.py:best_composition "
-                   "raises ValueError (min of an empty sequence) at a subnormal epsilon")
 def test_fidp_at_a_subnormal_epsilon_refuses_cleanly():
     import dpsubmod.online as O
 

@@ -242,6 +242,13 @@ class HedgeExperts(Learner):
 
     def _check_spend(self) -> None:
         """Refuse, at construction, a rate whose whole run spends more than ``epsilon``."""
+        if self.eta is not None and not self.noise_off and \
+                not math.isfinite(self._draw_epsilon(float(self.eta))):
+            raise ValidationError(
+                f"The 'eta' parameter of {type(self).__name__} is {float(self.eta)!r}: each "
+                "Hedge draw would be infinitely-DP (no composition rule applies). Pass a "
+                "smaller eta, or omit it for the largest rate within epsilon."
+            )
         plan = self._privacy_plan()
         if plan is None:
             return
