@@ -14,12 +14,6 @@ KNOWN.extend([
     # -- online/** (being reorganised) ----------------------------------------------------------
     Known("online-extreme-warning", "online.", "warning", where="dpsubmod/online/",
           test="test_online_learners_at_extreme_bounds_leak_no_warning"),
-    Known("online-pftal-internal-names", "online.", "bad_message", message="of PFTAL",
-          test="test_submod_pftal_names_M_when_it_is_extreme"),
-    Known("online-pftal-internal-names-valid", "online.", "refused_valid", message="of PFTAL",
-          test="test_submod_pftal_names_M_when_it_is_extreme"),
-    Known("online-pftal-internal-names-result", "online.", "wrong_result", message="of PFTAL",
-          test="test_submod_pftal_names_M_when_it_is_extreme"),
     Known("online-sphere-mean-name", "online.run_convex", "bad_message", message="sphere_mean",
           test="test_flaxman_kalai_mcmahan_at_extreme_lipschitz"),
     Known("online-project-simplex-crash", "online.run_convex", "crash",

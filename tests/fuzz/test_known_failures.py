@@ -156,8 +156,6 @@ def test_online_learners_at_extreme_bounds_leak_no_warning(name):
     expect(invoke(case, lambda: learner.update(Modular([0.0])), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/minimization/pftal.py: SubmodPFTAL with "
-                   "M = 1e308 refuses naming PFTAL's internal 'sensitivity', not 'M'")
 def test_submod_pftal_names_M_when_it_is_extreme():
     import dpsubmod.online as O
 
@@ -195,8 +193,6 @@ def test_run_refuses_a_stream_with_a_nan_function():
     expect(invoke(case, lambda: O.run(O.HazanKale(2, 2, M=1.9), stream), known=False))
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "online/minimization/pftal.py: SubmodPFTAL with "
-                   "Gaussian noise at M = 5e-324 refuses naming PFTAL's internal 'H', not 'M'")
 def test_submod_pftal_gaussian_at_a_tiny_bound_does_not_divide_by_zero():
     import dpsubmod.online as O
     from dpsubmod.functions import Modular
@@ -204,9 +200,9 @@ def test_submod_pftal_gaussian_at_a_tiny_bound_does_not_divide_by_zero():
     case = _case("online.run[SubmodPFTAL]", "learner", "stream", "M", "epsilon", "delta")
     case.mark_extreme("M")
     case.mark_extreme("epsilon")
-    learner = O.SubmodPFTAL(1, 1, M=5e-324, epsilon=1e-320, noise="gaussian", delta=5e-4)
-    expect(invoke(case, lambda: O.run(learner, [Modular([0.0])], comparator=None),
-                  known=False))
+    expect(invoke(case, lambda: O.run(O.SubmodPFTAL(1, 1, M=5e-324, epsilon=1e-320,
+                                                    noise="gaussian", delta=5e-4),
+                                      [Modular([0.0])], comparator=None), known=False))
 
 
 @pytest.mark.xfail(strict=True, reason=ISSUE + "online/convex: GarberKretzu with lipschitz="

@@ -207,3 +207,22 @@ def test_pftal_generic_privacy_and_lipschitz_clipping():
     l1 = PFTAL(2, 4, H=1.0, epsilon=math.inf, lipschitz=1.0, noise="laplace")
     l1.update([30.0, 10.0])
     np.testing.assert_allclose(l1.prefix, [0.75, 0.25])
+
+
+@pytest.mark.parametrize("make,names", [
+    (lambda b: SubmodPFTAL(5, 4, M=1e308, epsilon=3.4, budget=b), "'M' parameter"),
+    (lambda b: SubmodPFTAL(1, 1, M=5e-324, epsilon=1.0, noise="gaussian", delta=5e-4,
+                           budget=b), "'M' parameter"),
+    (lambda b: SubmodPFTAL(5, 4, M=1.0, epsilon=1.0, H=1e308, budget=b), "'H' parameter"),
+    (lambda b: BanditSubmodPFTAL(2, 3, M=1.0, epsilon=1.0, gamma=1e-320, budget=b),
+     "'M' and 'gamma' parameters"),
+])
+def test_derived_parameters_out_of_float_range_are_refused_by_the_users_name(make, names):
+    from dpsubmod import Budget
+
+    budget = Budget(50.0, 1e-3)
+    with pytest.raises(ValidationError, match=names) as err:
+        make(budget)
+    assert "PFTAL's" not in str(err.value) and not budget.events
+    # a moderate M still builds and plays
+    SubmodPFTAL(3, 4, M=1.0, epsilon=1.0, rng=0).select()

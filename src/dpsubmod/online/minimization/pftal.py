@@ -128,8 +128,10 @@ class _SubmodBase(Learner):
         with ``warn``)."""
 
     def _check_spend(self) -> None:
-        """Refuse a calibration that spends more than ``epsilon`` (before anything is built)."""
+        """Refuse a calibration that spends more than ``epsilon``, or whose derived parameters
+        leave floating-point range (before anything is built or charged)."""
         p = self._resolve(warn=False)
+        self._check_derived(p)
         if p["noise_off"]:
             return
         check_spend(
@@ -138,6 +140,34 @@ class _SubmodBase(Learner):
                 f"{p['calibrated_sensitivity']:.6g}, below the sensitivity "
                 f"{p['sensitivity_needed']:.6g} of one round's input; use "
                 "calibration='sound' (or pass a larger H, which raises the paper's bound).")
+
+    def _check_derived(self, p: dict[str, Any]) -> None:
+        """The counter's ``H``, sensitivity and gradient bound come from ``M`` (and ``gamma``,
+        ``H`` or ``sensitivity`` when given); refuse them, by the user's parameter, when they
+        underflow to 0 or overflow to inf (the iterate ``v / (t H)`` and the noise scale would
+        be undefined)."""
+        caller = type(self).__name__
+        derived = [("H", p["H"], "H"), ("lipschitz", p["lipschitz"], "H")]
+        if not p["noise_off"]:
+            derived.append(("calibrated_sensitivity", p["calibrated_sensitivity"],
+                            "sensitivity"))
+        for key, v, own in derived:
+            if 0.0 < v < math.inf:
+                continue
+            given = own is not None and getattr(self, own, None) is not None \
+                and not isinstance(getattr(self, own), str)
+            names = [own] if given else ["M"] + (
+                ["gamma"] if getattr(self, "gamma", None) is not None else [])
+            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+            fix = (f"Pass a moderate {own}." if given else
+                   "Rescale the costs so that M is a moderate number (divide them by M and pass "
+                   "M=1)" + (", or pass a larger gamma." if "gamma" in names else "."))
+            raise ValidationError(
+                f"The {' and '.join(repr(n) for n in names)} parameter"
+                f"{'s' if len(names) > 1 else ''} of {caller} ({shown}) "
+                f"give{'' if len(names) > 1 else 's'} the derived {key}={v!r}, outside "
+                f"floating-point range: the counter's iterate and noise would be undefined. {fix}"
+            )
 
     def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
         return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
