@@ -12,8 +12,6 @@ from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
     # -- online/** (being reorganised) ----------------------------------------------------------
-    Known("online-extreme-warning", "online.", "warning", where="dpsubmod/online/",
-          test="test_online_learners_at_extreme_bounds_leak_no_warning"),
     Known("online-sphere-mean-name", "online.run_convex", "bad_message", message="sphere_mean",
           test="test_flaxman_kalai_mcmahan_at_extreme_lipschitz"),
     Known("online-project-simplex-crash", "online.run_convex", "crash",

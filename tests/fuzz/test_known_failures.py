@@ -138,12 +138,7 @@ def test_online_learners_refuse_a_bad_rng_at_construction(name):
     expect(invoke(case, lambda: getattr(O, name)(3, 2, rng="abc", **kw), known=False))
 
 
-@pytest.mark.parametrize("name", [
-    "SubmodPFTAL",
-    pytest.param("HazanKale", marks=pytest.mark.xfail(
-        strict=True, reason=ISSUE + "online/minimization/hazan_kale.py leaks an invalid-value "
-        "warning at a subnormal bound M")),
-])
+@pytest.mark.parametrize("name", ["SubmodPFTAL", "HazanKale"])
 def test_online_learners_at_extreme_bounds_leak_no_warning(name):
     import dpsubmod.online as O
     from dpsubmod.functions import Modular

@@ -563,3 +563,16 @@ def test_comparators_against_enumeration():
     h2 = best_fixed_point([f, f], box, max_iter=3000, tol=1e-12)
     assert h2.method == "frank-wolfe" and h2.value <= 2 * float(f(box.linear_min(np.ones(4))))
     assert h2.value >= 0.0 and h2.certificate_gap < 1e-3
+
+
+@pytest.mark.filterwarnings("ignore:PrivateBandit. the smoothing radius zeta")  # T = 3 is tiny
+def test_private_bandit_refuses_a_lipschitz_whose_default_step_overflows():
+    from dpsubmod import Budget
+    from dpsubmod.polytopes import Box
+
+    budget = Budget(1.0)
+    with pytest.raises(ValidationError, match="'lipschitz' parameter of PrivateBandit"):
+        PrivateBandit(Box([0, 0], [1, 1]), 3, epsilon=1e-320, lipschitz=1e-320, budget=budget)
+    assert not budget.events
+    # an explicit step makes the same bound usable
+    PrivateBandit(Box([0, 0], [1, 1]), 3, epsilon=1.0, lipschitz=1e-320, eta=0.1)

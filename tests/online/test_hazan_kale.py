@@ -72,3 +72,31 @@ def test_alternating_stream_defeats_follow_the_leader_but_not_the_learners():
     ogd = run(HazanKale(3, T, M=1.0), _alternating(T))
     assert ftl.final_expected_regret > 0.2 * T
     assert tuned.final_expected_regret < 0.1 * T and ogd.final_expected_regret < 0.1 * T
+
+
+def test_a_tiny_bound_takes_the_limit_step_quietly_and_states_an_honest_bound():
+    import warnings
+
+    from dpsubmod.online.minimization.bounds import hazan_kale_bound
+
+    # M = 1e-320 makes the default step overflow to inf: each coordinate with a nonzero
+    # subgradient goes to the face its sign points to, the limit of the update; no inf * 0.
+    learner = HazanKale(2, 4, M=1e-320, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        learner.select()
+        learner.update(Modular([5e-321, -5e-321]))
+        assert learner.select() == (1,)
+        assert learner.guarantee.bound == math.inf  # vacuous, never NaN
+    # the bound scales with M (M * M underflowed to 0 and understated it at M = 1e-300)
+    one = hazan_kale_bound(2, 4, 1.0, math.sqrt(2) / 8)
+    assert hazan_kale_bound(2, 4, 1e-300, math.sqrt(2) / 8e-300) == pytest.approx(one * 1e-300)
+
+
+def test_bandit_hazan_kale_refuses_a_bound_whose_estimate_overflows():
+    from dpsubmod.errors import ValidationError
+    from dpsubmod.online import BanditHazanKale
+
+    with pytest.raises(ValidationError, match="'M' parameter of BanditHazanKale"):
+        BanditHazanKale(1, 1, M=1.7976931348623157e308)
+    BanditHazanKale(1, 1, M=1e300, gamma=1.0)  # 2 M (n + 1) / gamma = 4e300 fits

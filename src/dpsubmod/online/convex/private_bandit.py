@@ -265,6 +265,12 @@ class PrivateBandit(BanditConvexLearner):
         T_round = -(-T // T_batch)
         eta = D / (T ** 0.75 * math.sqrt(d) * L) if self.eta is None else check_real(
             self.eta, "eta", low=0.0, low_open=True, caller=caller)
+        if not math.isfinite(eta):
+            raise ValidationError(
+                f"The 'lipschitz' parameter of {caller} is {L!r}: the default step "
+                "D / (T^(3/4) sqrt(d) lipschitz) overflows. Pass a larger lipschitz (rescale "
+                "the losses), or pass eta."
+            )
         zeta = D * math.sqrt(d) / T ** 0.25 if self.zeta is None else check_real(
             self.zeta, "zeta", low=0.0, low_open=True, caller=caller)
         zeta = clip_zeta(zeta, geo.radius, mode, caller)

@@ -103,9 +103,10 @@ def best_bandit_pftal(n: int, T: int, M: float, epsilon: float, *, gamma: float 
 
 def hazan_kale_bound(n: int, T: int, M: float, eta: float) -> float:
     """Projected online gradient descent on the cube with subgradients of norm ``<= 4M``."""
-    return n / (2.0 * eta) + 8.0 * M * M * eta * T
+    # M * eta first: M * M underflows to 0 for a tiny M while eta = O(1/M) stays large.
+    return n / (2.0 * eta) + 8.0 * M * (M * eta) * T
 
 
 def bandit_hazan_kale_bound(n: int, T: int, M: float, eta: float, gamma: float) -> float:
     """The same with the one-point estimate's second moment and the exploration cost."""
-    return n / (2.0 * eta) + 2.0 * M * M * (n + 1) ** 2 * eta * T / gamma + 2.0 * gamma * M * T
+    return n / (2.0 * eta) + 2.0 * M * (M * eta) * (n + 1) ** 2 * T / gamma + 2.0 * gamma * M * T

@@ -38,6 +38,7 @@ import numpy as np
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_real
+from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._checks import check_gamma, check_x1, resolve_gamma
 from ..protocol import Learner
@@ -53,6 +54,19 @@ from .onepoint import (
 )
 
 __all__ = ["HazanKale", "BanditHazanKale"]
+
+
+def _descend(x: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
+    """The projected step ``clip(x - eta g, 0, 1)``.
+
+    A tiny ``M`` makes the default step overflow (to inf): each coordinate with a nonzero
+    (estimated) subgradient then goes to the face of the cube its sign points to, the limit of
+    the update as ``eta`` grows, and the others stay where they are (never ``inf * 0``)."""
+    step = np.zeros_like(x)
+    moved = g != 0
+    with np.errstate(over="ignore"):
+        step[moved] = eta * g[moved]
+    return np.clip(x - step, 0.0, 1.0)
 
 
 class _OGDBase(Learner):
@@ -146,7 +160,7 @@ class HazanKale(_OGDBase):
     def _update(self, f: SetFunction) -> None:  # type: ignore[override]
         g = chain_subgradient(f, self._x)
         self._g_last = g
-        self._x = np.clip(self._x - self._params["eta"] * g, 0.0, 1.0)
+        self._x = _descend(self._x, self._params["eta"], g)
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t`` (non-private diagnostic; uncounted)."""
@@ -196,12 +210,24 @@ class BanditHazanKale(_OGDBase):
         self.eta = eta
         self.x1 = x1
         self.rng = rng
+        gamma = self._gamma(warn=False)
+        if not math.isfinite(2.0 * float(M) * (int(n) + 1) / gamma):
+            raise ValidationError(
+                f"The 'M' parameter of BanditHazanKale is {M!r}: the one-point estimate, up to "
+                f"2 M (n + 1) / gamma = 2 * {M!r} * {int(n) + 1} / {gamma:.4g}, overflows. "
+                "Rescale the costs so that M is a moderate number (divide them by M and pass "
+                "M=1)."
+            )
+
+    def _gamma(self, *, warn: bool = True) -> float:
+        n, T = int(self.n), int(self.T)
+        default = ((n + 1) * math.sqrt(n) / (2.0 * math.sqrt(T))) ** (2.0 / 3.0)
+        return resolve_gamma(self.gamma, default, "BanditHazanKale",
+                             "((n+1) sqrt(n) / (2 sqrt(T)))^(2/3)", warn=warn)
 
     def _resolve(self) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
-        default = ((n + 1) * math.sqrt(n) / (2.0 * math.sqrt(T))) ** (2.0 / 3.0)
-        gamma = resolve_gamma(self.gamma, default, "BanditHazanKale",
-                              "((n+1) sqrt(n) / (2 sqrt(T)))^(2/3)")
+        gamma = self._gamma()
         if self.eta is None:
             eta = math.sqrt(n * gamma) / (2.0 * M * (n + 1) * math.sqrt(T))
         else:
@@ -233,7 +259,7 @@ class BanditHazanKale(_OGDBase):
         order, rho, k, xi = self._draw
         ghat = one_point_gradient(order, rho, k, y, xi)
         self._g_last = ghat
-        self._x = np.clip(self._x - self._params["eta"] * ghat, 0.0, 1.0)
+        self._x = _descend(self._x, self._params["eta"], ghat)
 
     def expected_value(self, f: SetFunction) -> float:
         """``sum_k rho_k f(B_k)`` (non-private diagnostic; uncounted)."""
