@@ -12,15 +12,8 @@ from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
     # -- online/** (being reorganised) ----------------------------------------------------------
-    Known("online-sphere-mean-name", "online.run_convex", "bad_message", message="sphere_mean",
-          test="test_flaxman_kalai_mcmahan_at_extreme_lipschitz"),
-    Known("online-project-simplex-crash", "online.run_convex", "crash",
-          where="dpsubmod/online/convex/baselines.py",
-          test="test_flaxman_kalai_mcmahan_at_extreme_lipschitz"),
     Known("online-kl-projection-name", "online.", "bad_message", message="kl_projection",
           test="test_dp_meta_frank_wolfe_names_no_internal_argument"),
-    Known("online-simplex-linear-max-name", "online.run_convex", "bad_message",
-          message="linear_max", test="test_garber_kretzu_names_a_tiny_lipschitz"),
     Known("online-privacy-overflow-warning", "online.", "wrong_result",
           message="RuntimeWarning", test="test_pftal_meta_frank_wolfe_states_its_privacy_quietly"),
 ])

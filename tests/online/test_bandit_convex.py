@@ -576,3 +576,25 @@ def test_private_bandit_refuses_a_lipschitz_whose_default_step_overflows():
     assert not budget.events
     # an explicit step makes the same bound usable
     PrivateBandit(Box([0, 0], [1, 1]), 3, epsilon=1.0, lipschitz=1e-320, eta=0.1)
+
+
+def test_simplex_projection_survives_huge_coordinates_that_cancel():
+    from dpsubmod.online.convex.baselines import _project_simplex
+
+    # 7e299 - (7e299 - 1) is 0 in floating point: without the shift no threshold was found
+    np.testing.assert_allclose(_project_simplex(np.array([7e299, -7e299]), 1.0), [1.0, 0.0])
+    np.testing.assert_allclose(_project_simplex(np.array([0.5, 0.3, -1.0]), 1.0),
+                               [0.6, 0.4, 0.0])
+    np.testing.assert_allclose(_project_simplex(np.array([1e9 + 0.5, 1e9 + 0.3]), 1.0),
+                               [0.6, 0.4], atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.* the smoothing radius zeta")  # T is tiny
+@pytest.mark.parametrize("make,name", [
+    (lambda: GarberKretzu(Simplex(3), 6, lipschitz=1e-320, rng=0), "'lipschitz'"),
+    (lambda: FlaxmanKalaiMcMahan(Simplex(2), 1, lipschitz=1.7976931348623157e308),
+     "'lipschitz'"),
+])
+def test_baselines_refuse_a_lipschitz_whose_step_leaves_float_range(make, name):
+    with pytest.raises(ValidationError, match=name):
+        make()

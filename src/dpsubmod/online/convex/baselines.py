@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int, check_real
-from ...errors import ParameterTypeError
+from ...errors import ParameterTypeError, ValidationError
 from ...polytopes.oracles import Box, Polytope, Simplex
 from .geometry import (
     Exploration,
@@ -110,6 +110,7 @@ class GarberKretzu(BanditConvexLearner):
             self.fw_tol, "fw_tol", low=0.0, caller=caller)
         cap = 4 * K if self.fw_max_steps is None else check_int(
             self.fw_max_steps, "fw_max_steps", low=1, caller=caller)
+        _check_step(caller, self, eta=eta, zeta=zeta)
         return {"T": T, "block": K, "eta": eta, "zeta": zeta, "mode": mode,
                 "alpha": zeta / geo.radius if mode == "shrink" else 0.0, "fw_tol": tol,
                 "fw_max_steps": cap, "lipschitz": L, "diameter": D, "radius": geo.radius,
@@ -181,6 +182,23 @@ class GarberKretzu(BanditConvexLearner):
         return self._capped
 
 
+def _check_step(caller: str, learner: Any, **derived: float) -> None:
+    """Refuse, by the parameter they come from, a step or smoothing radius that left float
+    range (``lipschitz`` or ``bound`` near the ends of it): the iterate would be NaN."""
+    for name, v in derived.items():
+        if 0.0 < v < math.inf:
+            continue
+        if getattr(learner, name, None) is not None:
+            source = name
+        else:
+            source = "bound" if getattr(learner, "bound", None) is not None else "lipschitz"
+        raise ValidationError(
+            f"The '{source}' parameter of {caller} is {getattr(learner, source)!r}: the derived "
+            f"{name}={v!r} is outside floating-point range. Rescale the losses so that "
+            f"'{source}' is a moderate number, or pass {name}."
+        )
+
+
 def _project_box(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(y, lo), hi)
 
@@ -188,6 +206,10 @@ def _project_box(y: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     """Euclidean projection onto ``{x >= 0, sum x = total}`` (sort-based; Held, Wolfe and
     Crowder 1974)."""
+    # The projection commutes with adding a constant to every coordinate; with the largest at
+    # 0 the first test below is ``total > 0``, so a threshold always exists even when huge
+    # coordinates cancel in the cumulative sum.
+    y = y - y.max()
     s = np.sort(y)[::-1]
     css = np.cumsum(s) - total
     k = np.arange(1, y.size + 1)
@@ -262,6 +284,7 @@ class FlaxmanKalaiMcMahan(BanditConvexLearner):
         G = d * B / zeta
         eta = D / (G * math.sqrt(T)) if self.eta is None else check_real(
             self.eta, "eta", low=0.0, low_open=True, caller=caller)
+        _check_step(caller, self, zeta=zeta, eta=eta)
         return {"T": T, "eta": eta, "zeta": zeta, "mode": mode,
                 "alpha": zeta / r if mode == "shrink" else 0.0, "bound": B, "lipschitz": L,
                 "diameter": D, "radius": r, "dim": d, "ambient_dim": int(self.polytope.dim),
