@@ -12,8 +12,6 @@ from fuzz_harness import KNOWN, Known
 
 KNOWN.extend([
     # -- online/** (being reorganised) ----------------------------------------------------------
-    Known("online-kl-projection-name", "online.", "bad_message", message="kl_projection",
-          test="test_dp_meta_frank_wolfe_names_no_internal_argument"),
     Known("online-privacy-overflow-warning", "online.", "wrong_result",
           message="RuntimeWarning", test="test_pftal_meta_frank_wolfe_states_its_privacy_quietly"),
 ])

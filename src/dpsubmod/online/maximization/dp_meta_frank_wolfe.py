@@ -204,7 +204,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         def build() -> PrivacyPlan:
             K = self._K()
             inner, _ = ftrl_plan(
-                "PrivateFTRL", T=int(self.T), n=int(self.n), copies=K,
+                type(self).__name__, T=int(self.T), n=int(self.n), copies=K,
                 epsilon=float(self.epsilon), delta=float(self.delta), noise=self.noise,
                 width=float(self.bound), composition=self.composition,
                 tree_epsilon=self._paper_tree_epsilon(K), neighbouring=NEIGHBOURING,
@@ -222,7 +222,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
     def _noise_sup(self, K: int) -> float:
         """Expected sup norm of one tree node's noise with ``K`` oracles (sound calibration)."""
         n, T, m = int(self.n), int(self.T), float(self.bound)
-        _, p = ftrl_plan("PrivateFTRL", T=T, n=n, copies=K, epsilon=float(self.epsilon),
+        _, p = ftrl_plan(type(self).__name__, T=T, n=n, copies=K, epsilon=float(self.epsilon),
                          delta=float(self.delta), noise=self.noise, width=m,
                          composition=self.composition, tree_epsilon=self._paper_tree_epsilon(K),
                          neighbouring=NEIGHBOURING)

@@ -48,6 +48,7 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_finite, check_int, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ...polytopes.projections import Region, as_region, kl_projection
+from ...privacy._inputs import MAX_NOISE_SCALE
 from ...privacy.composition import check_composition, compose, split_budget
 from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
@@ -123,6 +124,14 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
         p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K))
         events = [PrivacyEvent.zcdp_only("tree_aggregation", rho / K, count=K, note=note)]
         rule, plan_delta = "zcdp", float(delta)
+    scale = p["scale"]
+    # The counter refuses such a scale too, but by its own name; the user passed epsilon here.
+    if not (0.0 < scale <= MAX_NOISE_SCALE and 1.0 / scale > 0.0):
+        raise ValidationError(
+            f"The 'epsilon' parameter of {label} is {epsilon!r}: with {K} counter(s) over "
+            f"{int(T)} rounds and gains of width {width!r}, the node-noise scale is {scale!r}, "
+            "outside floating-point range. Pass a larger epsilon (or rescale the gains)."
+        )
     if noise == "laplace":
         copy = tree_event(int(T), n, noise="laplace", sensitivity=n * width, epsilon=e0,
                           backend=backend)
