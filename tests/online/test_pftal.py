@@ -210,12 +210,15 @@ def test_pftal_generic_privacy_and_lipschitz_clipping():
 
 
 @pytest.mark.parametrize("make,names", [
-    (lambda b: SubmodPFTAL(5, 4, M=1e308, epsilon=3.4, budget=b), "'M' parameter"),
+    (lambda b: SubmodPFTAL(5, 4, M=1e308, epsilon=3.4, budget=b),
+     "'M' and 'epsilon' parameters"),
     (lambda b: SubmodPFTAL(1, 1, M=5e-324, epsilon=1.0, noise="gaussian", delta=5e-4,
-                           budget=b), "'M' parameter"),
+                           budget=b), "'M' and 'epsilon' parameters"),
+    (lambda b: SubmodPFTAL(5, 4, M=1.0, epsilon=1e-320, budget=b),
+     "'M' and 'epsilon' parameters"),
     (lambda b: SubmodPFTAL(5, 4, M=1.0, epsilon=1.0, H=1e308, budget=b), "'H' parameter"),
     (lambda b: BanditSubmodPFTAL(2, 3, M=1.0, epsilon=1.0, gamma=1e-320, budget=b),
-     "'M' and 'gamma' parameters"),
+     "'M', 'epsilon' and 'gamma' parameters"),
 ])
 def test_derived_parameters_out_of_float_range_are_refused_by_the_users_name(make, names):
     from dpsubmod import Budget

@@ -157,12 +157,14 @@ class FrankWolfeLearner(Learner):
         return round_point(self._region, x, decomposition=dec, rng=self._round_rng)
 
     def _gradients(self, f: SetFunction) -> np.ndarray:
-        G = batch_gradient(f, self._path, method=self.gradient, n_samples=int(self.n_samples),
-                           rng=self._grad_rng)
+        # A NaN or infinite value of f makes the contraction warn; the result is refused below.
+        with np.errstate(invalid="ignore", over="ignore"):
+            G = batch_gradient(f, self._path, method=self.gradient,
+                               n_samples=int(self.n_samples), rng=self._grad_rng)
         if not np.isfinite(G).all():
             raise ValidationError(
-                f"The round's function gave non-finite gradients to {type(self).__name__}; "
-                "every f_t must be finite on all sets."
+                f"The 'feedback' function given to {type(self).__name__}.update gave non-finite "
+                "gradients; every f_t must be finite on all sets."
             )
         return np.clip(G, 0.0, float(self.bound))
 

@@ -117,6 +117,12 @@ def _check_calibration(calibration: object, noise: object, caller: str) -> None:
         )
 
 
+def _listing(names: list[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
 class _SubmodBase(Learner):
     """Shared machinery: parameter resolution, the PFTAL core, the privacy plan."""
 
@@ -134,6 +140,7 @@ class _SubmodBase(Learner):
         self._check_derived(p)
         if p["noise_off"]:
             return
+        self._privacy_plan()  # a calibration the counter refuses fails here, not at play
         check_spend(
             type(self).__name__, p["epsilon_effective"], p["epsilon"], parameter="calibration",
             fix=f"calibration={self.calibration!r} calibrates the counter to "
@@ -156,14 +163,17 @@ class _SubmodBase(Learner):
                 continue
             given = own is not None and getattr(self, own, None) is not None \
                 and not isinstance(getattr(self, own), str)
+            # the default H and the bandit sensitivity also depend on epsilon and gamma
             names = [own] if given else ["M"] + (
+                [] if p["noise_off"] else ["epsilon"]) + (
                 ["gamma"] if getattr(self, "gamma", None) is not None else [])
             shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+            larger = " or ".join(f"a larger {n}" for n in names[1:])
             fix = (f"Pass a moderate {own}." if given else
                    "Rescale the costs so that M is a moderate number (divide them by M and pass "
-                   "M=1)" + (", or pass a larger gamma." if "gamma" in names else "."))
+                   "M=1)" + (f", or pass {larger}." if larger else "."))
             raise ValidationError(
-                f"The {' and '.join(repr(n) for n in names)} parameter"
+                f"The {_listing(names)} parameter"
                 f"{'s' if len(names) > 1 else ''} of {caller} ({shown}) "
                 f"give{'' if len(names) > 1 else 's'} the derived {key}={v!r}, outside "
                 f"floating-point range: the counter's iterate and noise would be undefined. {fix}"
