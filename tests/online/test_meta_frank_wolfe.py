@@ -341,3 +341,22 @@ def test_dp_meta_frank_wolfe_refuses_an_epsilon_whose_noise_leaves_float_range()
     assert "TreeAggregator" not in str(err.value) and "PrivateFTRL" not in str(err.value)
     assert not budget.events
     DPMetaFrankWolfe(3, 2, 1, epsilon=1e-200, rng=0).select()  # tiny but in range
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_feedback_function_is_refused_by_name_without_a_warning(bad):
+    import warnings
+
+    from oracles import TableFunction
+
+    # inf - inf in the multilinear contraction warned before the gradients were refused
+    for x_rounds in (0, 1):
+        learner = MetaFrankWolfe(2, 3, 1, rng=0)
+        for _ in range(x_rounds):
+            learner.select()
+            learner.update(TableFunction(np.array([0.0, 0.5, 0.2, 0.6])))
+        learner.select()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(DPSubmodError, match="'feedback'"):
+                learner.update(TableFunction(np.array([0.0, bad, 0.5, bad])))
