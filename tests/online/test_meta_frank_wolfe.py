@@ -332,12 +332,13 @@ def test_bad_parameters_are_refused(make):
         make()
 
 
-def test_dp_meta_frank_wolfe_refuses_an_epsilon_whose_noise_leaves_float_range():
+@pytest.mark.parametrize("epsilon,K", [(1e-320, None), (5e-324, 2)])  # 5e-324 / 2 == 0
+def test_dp_meta_frank_wolfe_refuses_an_epsilon_whose_noise_leaves_float_range(epsilon, K):
     from dpsubmod import Budget
 
     budget = Budget(1.0)
     with pytest.raises(DPSubmodError, match="'epsilon' parameter of DPMetaFrankWolfe") as err:
-        DPMetaFrankWolfe(3, 2, 1, epsilon=1e-320, budget=budget, rng=0)
+        DPMetaFrankWolfe(3, 2, 1, epsilon=epsilon, K=K, budget=budget, rng=0)
     assert "TreeAggregator" not in str(err.value) and "PrivateFTRL" not in str(err.value)
     assert not budget.events
     DPMetaFrankWolfe(3, 2, 1, epsilon=1e-200, rng=0).select()  # tiny but in range

@@ -116,12 +116,14 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
             e0, rule, plan_delta = split.epsilon_step, split.composition, split.delta
             events = [PrivacyEvent.pure("tree_aggregation", e0, count=K, note=note)]
         p["tree_epsilon"] = e0
-        p["scale"] = levels * n * width / e0
+        # a subnormal epsilon split over the copies can round to 0: refused below by name
+        p["scale"] = levels * n * width / e0 if e0 > 0.0 else math.inf
     else:
         rho = rho_for_target(float(epsilon), float(delta))
         p["rho"] = rho
         p["tree_rho"] = rho / K
-        p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K))
+        p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K)) \
+            if rho / K > 0.0 else math.inf
         events = [PrivacyEvent.zcdp_only("tree_aggregation", rho / K, count=K, note=note)]
         rule, plan_delta = "zcdp", float(delta)
     scale = p["scale"]
