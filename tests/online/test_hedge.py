@@ -171,3 +171,15 @@ def test_calibration_refuses_zero_delta():
         hedge_eta(1.0, 0.0, 100)
     with pytest.raises(ValidationError):
         hedge_epsilon(0.1, 10, 0.0, composition="paper")
+
+
+def test_a_huge_eta_follows_the_leader_quietly():
+    import warnings
+
+    # eta * (gap below the leader) overflows to -inf: probability 0, the limit of Hedge
+    h = Hedge(3, 1e308, rng=0)
+    h.update(np.array([0.1, 0.5, 0.2]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(h.probabilities(), [[0.0, 1.0, 0.0]])
+        assert all(int(np.asarray(h.sample()).ravel()[0]) == 1 for _ in range(5))

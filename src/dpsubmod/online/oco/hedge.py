@@ -193,8 +193,10 @@ class Hedge(OnlineBase):
     def log_probabilities(self) -> np.ndarray:
         """Log of the current distributions, shape ``(copies, n)`` (non-private diagnostic)."""
         self._ensure_state()
-        z = float(self.eta) * self._G
-        z -= z.max(axis=1, keepdims=True)
+        # A huge eta takes a gap below the leader to -inf (probability 0): the limit law of
+        # Hedge as eta grows, so that overflow is not an error.
+        with np.errstate(over="ignore"):
+            z = float(self.eta) * (self._G - self._G.max(axis=1, keepdims=True))
         return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
 
     def probabilities(self) -> np.ndarray:
@@ -228,7 +230,8 @@ class Hedge(OnlineBase):
         if self._backend.name == "numpy":
             # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
             # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
-            z = eta * (self._G - self._G.max(axis=1, keepdims=True))
+            with np.errstate(over="ignore"):  # -inf below the leader: as above
+                z = eta * (self._G - self._G.max(axis=1, keepdims=True))
             return np.argmax(z + standard_gumbel(self._backend.generator, z.shape), axis=1)
         return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
                          for row in self._G], dtype=np.int64)
