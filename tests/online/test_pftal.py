@@ -218,7 +218,11 @@ def test_pftal_generic_privacy_and_lipschitz_clipping():
      "'M' and 'epsilon' parameters"),
     (lambda b: SubmodPFTAL(5, 4, M=1.0, epsilon=1.0, H=1e308, budget=b), "'H' parameter"),
     (lambda b: BanditSubmodPFTAL(2, 3, M=1.0, epsilon=1.0, gamma=1e-320, budget=b),
-     "'M', 'epsilon' and 'gamma' parameters"),
+     "'M' and 'gamma' parameters"),
+    (lambda b: BanditSubmodPFTAL(3, 5, M=2.3, epsilon=7.0, gamma=1e-300, budget=b),
+     "'M', 'epsilon' and 'gamma' parameters of BanditSubmodPFTAL .* node-noise scale"),
+    (lambda b: SubmodPFTAL(5, 4, M=1.0, epsilon=1e-300, sensitivity=1.0, budget=b),
+     "'sensitivity' and 'epsilon' parameters"),
 ])
 def test_derived_parameters_out_of_float_range_are_refused_by_the_users_name(make, names):
     from dpsubmod import Budget
@@ -226,6 +230,7 @@ def test_derived_parameters_out_of_float_range_are_refused_by_the_users_name(mak
     budget = Budget(50.0, 1e-3)
     with pytest.raises(ValidationError, match=names) as err:
         make(budget)
-    assert "PFTAL's" not in str(err.value) and not budget.events
+    assert "PFTAL's" not in str(err.value) and "TreeAggregator" not in str(err.value)
+    assert not budget.events
     # a moderate M still builds and plays
     SubmodPFTAL(3, 4, M=1.0, epsilon=1.0, rng=0).select()

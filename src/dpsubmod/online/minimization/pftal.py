@@ -140,7 +140,14 @@ class _SubmodBase(Learner):
         self._check_derived(p)
         if p["noise_off"]:
             return
-        self._privacy_plan()  # a calibration the counter refuses fails here, not at play
+        try:  # a calibration the counter refuses fails here, not at play, by our names
+            self._privacy_plan()
+        except ValidationError as err:
+            if "node-noise scale" not in str(err):
+                raise
+            self._refuse(p, "sensitivity", "a tree counter whose node-noise scale (from "
+                         "epsilon and the sensitivity) is outside floating-point range",
+                         epsilon=True)
         check_spend(
             type(self).__name__, p["epsilon_effective"], p["epsilon"], parameter="calibration",
             fix=f"calibration={self.calibration!r} calibrates the counter to "
@@ -153,31 +160,35 @@ class _SubmodBase(Learner):
         ``H`` or ``sensitivity`` when given); refuse them, by the user's parameter, when they
         underflow to 0 or overflow to inf (the iterate ``v / (t H)`` and the noise scale would
         be undefined)."""
-        caller = type(self).__name__
         derived = [("H", p["H"], "H"), ("lipschitz", p["lipschitz"], "H")]
         if not p["noise_off"]:
             derived.append(("calibrated_sensitivity", p["calibrated_sensitivity"],
                             "sensitivity"))
         for key, v, own in derived:
-            if 0.0 < v < math.inf:
-                continue
-            given = own is not None and getattr(self, own, None) is not None \
-                and not isinstance(getattr(self, own), str)
-            # the default H and the bandit sensitivity also depend on epsilon and gamma
-            names = [own] if given else ["M"] + (
-                [] if p["noise_off"] else ["epsilon"]) + (
-                ["gamma"] if getattr(self, "gamma", None) is not None else [])
-            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-            larger = " or ".join(f"a larger {n}" for n in names[1:])
-            fix = (f"Pass a moderate {own}." if given else
-                   "Rescale the costs so that M is a moderate number (divide them by M and pass "
-                   "M=1)" + (f", or pass {larger}." if larger else "."))
-            raise ValidationError(
-                f"The {_listing(names)} parameter"
-                f"{'s' if len(names) > 1 else ''} of {caller} ({shown}) "
-                f"give{'' if len(names) > 1 else 's'} the derived {key}={v!r}, outside "
-                f"floating-point range: the counter's iterate and noise would be undefined. {fix}"
-            )
+            if not 0.0 < v < math.inf:
+                # the default H (hence the gradient bound) of a private run depends on epsilon
+                self._refuse(p, own, f"the derived {key}={v!r}, outside floating-point range: "
+                             "the counter's iterate and noise would be undefined",
+                             epsilon=own == "H" and not p["noise_off"])
+
+    def _refuse(self, p: dict[str, Any], own: str, what: str, *, epsilon: bool) -> None:
+        """Refuse by the user's parameters behind a derived quantity: ``own`` when given, else
+        ``M`` and ``gamma`` (bandit feedback, when given); ``epsilon`` too when it enters."""
+        given = getattr(self, own, None) is not None and not isinstance(getattr(self, own), str)
+        names = [own] if given else ["M"]
+        if epsilon and not (given and own == "H"):
+            names.append("epsilon")
+        if not given and getattr(self, "gamma", None) is not None:
+            names.append("gamma")
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        larger = " or ".join(f"a larger {n}" for n in names[1:])
+        fix = ((f"Pass a moderate {own}" if given else
+                "Rescale the costs so that M is a moderate number (divide them by M and pass "
+                "M=1)") + (f", or pass {larger}." if larger else "."))
+        raise ValidationError(
+            f"The {_listing(names)} parameter{'s' if len(names) > 1 else ''} of "
+            f"{type(self).__name__} ({shown}) give{'' if len(names) > 1 else 's'} {what}. {fix}"
+        )
 
     def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
         return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
