@@ -361,3 +361,14 @@ def test_a_non_finite_feedback_function_is_refused_by_name_without_a_warning(bad
             warnings.simplefilter("error")
             with pytest.raises(DPSubmodError, match="'feedback'"):
                 learner.update(TableFunction(np.array([0.0, bad, 0.5, bad])))
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-300])
+def test_pftal_meta_frank_wolfe_names_epsilon_when_its_counters_refuse_the_noise(epsilon):
+    from dpsubmod import Budget
+
+    budget = Budget(1.0)
+    with pytest.raises(DPSubmodError, match="'epsilon' and 'bound' parameters of "
+                                            "PFTALMetaFrankWolfe") as err:
+        PFTALMetaFrankWolfe(4, 5, 2, epsilon=epsilon, budget=budget, rng=0)
+    assert "TreeAggregator" not in str(err.value) and not budget.events

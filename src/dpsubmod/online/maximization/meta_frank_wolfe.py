@@ -284,7 +284,17 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                        fix="Pass a positive privacy budget, or epsilon=math.inf (not private).")
         if H is not None:
             check_real(H, "H", low=0.0, low_open=True, caller=caller)
-        self._privacy_plan()  # a calibration the counters refuse fails here, not at play
+        try:  # a calibration the counters refuse fails here, not at play, by our names
+            self._privacy_plan()
+        except ValidationError as err:
+            if "node-noise scale" not in str(err):
+                raise
+            raise ValidationError(
+                f"The 'epsilon' and 'bound' parameters of {caller} (epsilon={epsilon!r}, "
+                f"bound={self.bound!r}) give tree counters whose node-noise scale (from "
+                "epsilon split over the oracles and the gradients' sensitivity) is outside "
+                "floating-point range. Pass a larger epsilon, or rescale the rewards."
+            ) from None
 
     @property
     def noise_off(self) -> bool:
