@@ -368,7 +368,7 @@ def test_pftal_meta_frank_wolfe_names_epsilon_when_its_counters_refuse_the_noise
     from dpsubmod import Budget
 
     budget = Budget(1.0)
-    with pytest.raises(DPSubmodError, match="'epsilon' and 'bound' parameters of "
-                                            "PFTALMetaFrankWolfe") as err:
+    with pytest.raises(DPSubmodError, match="'epsilon' parameter of PFTALMetaFrankWolfe") \
+            as err:
         PFTALMetaFrankWolfe(4, 5, 2, epsilon=epsilon, budget=budget, rng=0)
     assert "TreeAggregator" not in str(err.value) and not budget.events

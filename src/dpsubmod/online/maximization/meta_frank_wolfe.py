@@ -290,10 +290,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
             if "node-noise scale" not in str(err):
                 raise
             raise ValidationError(
-                f"The 'epsilon' and 'bound' parameters of {caller} (epsilon={epsilon!r}, "
-                f"bound={self.bound!r}) give tree counters whose node-noise scale (from "
-                "epsilon split over the oracles and the gradients' sensitivity) is outside "
-                "floating-point range. Pass a larger epsilon, or rescale the rewards."
+                f"The 'epsilon' parameter of {caller} is {epsilon!r}: split over the oracles, "
+                f"with gradients bounded by {self.bound!r}, it gives tree counters whose "
+                "node-noise scale is outside floating-point range. Pass a larger epsilon."
             ) from None
 
     @property
