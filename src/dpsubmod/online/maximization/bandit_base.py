@@ -173,14 +173,19 @@ class _BanditExperts(HedgeExperts):
         gammas = np.geomspace(min(1.0, 1.0 / T), 1.0, 400)
         draws = self._draws_at(gammas)
         eps, dlt = float(self.epsilon), float(self.delta)
-        if self.calibration == "paper":
-            real = draws if self._draws_grow_with_gamma else np.full_like(gammas, T)
-            eta_priv = eps / (k * np.sqrt(32.0 * real * math.log(k / dlt)))
-        else:
-            s = backend_sensitivity(self.backend)
-            eta_priv = np.sqrt(8.0 * rho_for_target(eps, dlt) / (self._leaking() * draws)) / s
-        eta = np.minimum(np.minimum(eta_priv, np.sqrt(L / (gammas * T))), 1.0)
-        bound = gammas * T + k * np.minimum(eta * T + L / (gammas * eta), T)
+        # At extreme budgets a rate underflows to 0 or overflows: the bound's terms are then
+        # inf (vacuous, so None below) or a NaN that the comparison also rejects, which is the
+        # answer, so those floating-point events are not warnings for the user.
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+            if self.calibration == "paper":
+                real = draws if self._draws_grow_with_gamma else np.full_like(gammas, T)
+                eta_priv = eps / (k * np.sqrt(32.0 * real * math.log(k / dlt)))
+            else:
+                s = backend_sensitivity(self.backend)
+                eta_priv = np.sqrt(8.0 * rho_for_target(eps, dlt)
+                                   / (self._leaking() * draws)) / s
+            eta = np.minimum(np.minimum(eta_priv, np.sqrt(L / (gammas * T))), 1.0)
+            bound = gammas * T + k * np.minimum(eta * T + L / (gammas * eta), T)
         j = int(np.argmin(bound))
         if not bound[j] < (1.0 - 1.0 / math.e) * T:
             return None
