@@ -97,7 +97,7 @@ class _Summary:
     uses: int
     eps_sum: float
     delta_sum: float
-    eps_sq_sum: float
+    eps_root: float
     drift: float
     eps_max: float
     delta_max: float
@@ -117,13 +117,22 @@ class _Summary:
             uses=sum(c),
             eps_sum=math.fsum(n * x for n, x in zip(c, eps)),
             delta_sum=min(math.fsum(n * e.delta for n, e in zip(c, ev)), 1.0),
-            eps_sq_sum=math.fsum(n * x * x for n, x in zip(c, eps)),
+            eps_root=_root_sum_squares(c, eps),
             drift=math.fsum(n * drift(x) for n, x in zip(c, eps)),
             eps_max=max(eps),
             delta_max=max(e.delta for e in ev),
             rho=rho,
             events=tuple(ev),
         )
+
+
+def _root_sum_squares(counts: list[int], eps: list[float]) -> float:
+    """``sqrt(sum n eps^2)``, scaled by the largest epsilon so that squares of tiny epsilons
+    do not underflow to 0 (nor huge ones overflow)."""
+    top = max(eps)
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    return top * math.sqrt(math.fsum(n * (x / top) ** 2 for n, x in zip(counts, eps)))
 
 
 def _basic(s: _Summary, target: float) -> tuple[float, float]:
@@ -144,8 +153,9 @@ def _advanced(s: _Summary, target: float) -> tuple[float, float]:
         )
     if s.uses == 0:
         return 0.0, target
-    eps = math.sqrt(2.0 * -math.log(slack) * s.eps_sq_sum) + s.drift
-    return eps, target
+    # Rounded up: at tiny epsilons the drift (about eps^2) underflows beside the root term.
+    eps = math.sqrt(2.0 * -math.log(slack)) * s.eps_root + s.drift
+    return math.nextafter(eps, math.inf), target
 
 
 # Beyond this per-use epsilon the randomized-response profile's log-weights overflow, and

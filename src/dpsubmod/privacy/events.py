@@ -7,6 +7,7 @@ a complete guarantee by itself. Events are frozen: ledgers and budgets hold them
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from .._validation import check_delta, check_int, check_real
@@ -25,10 +26,19 @@ def check_epsilon_finite(value: object, name: str = "epsilon", *,
                       caller=caller, fix="Pass a positive, finite privacy budget such as 1.0.")
 
 
+def _square_cost(c: float, epsilon: float) -> float:
+    """``c epsilon^2``, rounded up where it falls among the subnormals (or to 0), which carry
+    too few digits to round to nearest without understating a positive cost."""
+    e = float(epsilon)
+    r = c * e * e  # a product overflows to inf; ``**`` would raise
+    if e != 0.0 and r < sys.float_info.min:
+        return math.nextafter(r, math.inf)
+    return r
+
+
 def rho_pure(epsilon: float) -> float:
     """zCDP cost ``epsilon^2 / 2`` of a pure ``epsilon``-DP mechanism (Bun & Steinke 2016)."""
-    e = float(epsilon)
-    return 0.5 * e * e  # a product overflows to inf; ``**`` would raise
+    return _square_cost(0.5, epsilon)
 
 
 def rho_exponential(epsilon: float) -> float:
@@ -37,8 +47,7 @@ def rho_exponential(epsilon: float) -> float:
     Cesar & Rogers 2021 ("Bounding, concentrating, and truncating: unifying privacy loss
     composition for data analytics", ALT 2021).
     """
-    e = float(epsilon)
-    return 0.125 * e * e
+    return _square_cost(0.125, epsilon)
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,29 @@ def _kov_log_delta_rr(eps: float, eps0: float, k: int) -> float:
     return float(special.logsumexp(terms))
 
 
+#: Per-use epsilon below which the k-fold randomized-response profile is not inverted in
+#: floating point (see :func:`kov_epsilon_rr`); basic composition is returned there.
+_KOV_MIN_EPS = 1e-9
+
+
 def kov_epsilon_rr(eps0: float, k: int, target: float) -> float:
+    """Smallest eps >= 0 with delta_RR(eps) <= target for k-fold eps0-randomized response,
+    rounded up by a few ulps (never below ``k eps0`` rounded up).
+
+    The breakpoints ``(k - 2l) eps0`` are float products, up to half an ulp below the real
+    kinks of the profile, where the exact delta just below is positive, and the inversion's
+    logarithms carry relative errors near 1e-13; the margins keep the answer on the safe side
+    (checked against an 80-digit evaluation of the profile).
+    """
+    # The inversion's logarithms leave delta up to about 1e-13 (relative) above the target:
+    # solving for a target a hair lower keeps the exact delta below it.
+    eps = _kov_epsilon_rr(eps0, k, target * (1.0 - 1e-12))
+    if eps == 0.0 or not math.isfinite(eps):
+        return eps
+    return min(eps + 4.0 * math.ulp(eps), math.nextafter(k * eps0, math.inf))
+
+
+def _kov_epsilon_rr(eps0: float, k: int, target: float) -> float:
     """Smallest eps >= 0 with delta_RR(eps) <= target for k-fold eps0-randomized response.
 
     The profile is piecewise ``A_m - e^eps B_m`` between consecutive breakpoints, so after locating
@@ -130,8 +152,13 @@ def kov_epsilon_rr(eps0: float, k: int, target: float) -> float:
         return 0.0
     if not math.isfinite(eps0):
         return math.inf
-    top = k * eps0
-    if target <= 0.0:
+    # k * eps0 rounded up: the float product may fall an ulp below the real one, where the
+    # exact profile is already positive.
+    top = math.nextafter(k * eps0, math.inf)
+    if target <= 0.0 or eps0 < _KOV_MIN_EPS:
+        # Below _KOV_MIN_EPS the log-weights a_l and b_l agree to within their rounding
+        # (a_l - b_l = (k - 2l) eps0 is lost beside |a_l| ~ k ln 2), so the profile cannot be
+        # inverted in floating point (it would read delta(0) as 0); basic composition is sound.
         return top
     log_t = math.log(target)
     a, b, bp = _kov_terms(eps0, k)
