@@ -304,7 +304,7 @@ def run_call(draw: Any) -> tuple[Any, ...]:
         kwr["comparator"] = choice(draw, case, "comparator", ["auto", None],
                                    bad=["nonsense", 3.5])
     if draw(st.integers(0, 3)) == 0:
-        kwr["alpha"] = real(draw, case, "alpha", low=0.0, high=1.0, low_open=True,
+        kwr["alpha"] = real(draw, case, "alpha", low=0.0, high=1.0, low_open=True, optional=True,
                             typical=(0.3, 1.0))
     if draw(st.booleans()):
         kwr["rng"] = rng_value(draw, case)
