@@ -58,8 +58,8 @@ def _option(draw: Any, case: Case, name: str, n: int, spec: Any) -> Any:
                     typical=(0.05, 0.5))
     if name in ("stop_if_negative", "lazy"):
         return boolean(draw, case, name)
-    if name == "noise":
-        return choice(draw, case, name, ["laplace", "gaussian"])
+    if name == "noise":  # None: the documented default (Laplace at delta = 0, else Gaussian)
+        return choice(draw, case, name, [None, "laplace", "gaussian"])
     if name == "calibration":
         return choice(draw, case, name, ["tight", "paper"])
     if name == "gaussian_calibration":
