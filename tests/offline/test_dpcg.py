@@ -385,3 +385,18 @@ def test_secure_backend_with_delta_uses_zcdp_by_default():
     # On the numpy backend "auto" is the less noisy of the exact per-step and zCDP ones.
     assert dpcg(f, 3, epsilon=1.0, delta=1e-6, steps=4, rng=0).params[
         "gaussian_calibration"] in ("analytic", "zcdp")
+
+
+@pytest.mark.parametrize("calibration", ["auto", "zcdp"])
+def test_a_subnormal_gaussian_budget_is_refused_by_epsilon_before_the_charge(calibration):
+    # The zCDP cost of epsilon = delta = 1e-320 underflows to 0: 'auto' does not pick it, and
+    # 'zcdp' refuses it by the user's argument, not by gaussian_sigma_zcdp's 'rho'.
+    from dpsubmod import Budget, maximize
+    from dpsubmod.errors import ValidationError
+    from dpsubmod.functions import Modular
+
+    budget = Budget(0.5)
+    with pytest.raises(ValidationError, match="'epsilon' parameter of dpcg"):
+        maximize(Modular([0.3], sensitivity=1e-320), 1, "dpcg", epsilon=1e-320, delta=1e-320,
+                 steps=1, gaussian_calibration=calibration, budget=budget)
+    assert budget.spent == (0.0, 0.0)

@@ -42,7 +42,10 @@ def _resolve_calibration(calibration: str, epsilon: float, delta: float, steps: 
     analytic = mech.gaussian_sigma_analytic(epsilon / steps, delta / steps, 1.0)
     if not allow_zcdp:
         return "analytic"
-    zcdp = mech.gaussian_sigma_zcdp(rho_for_target(epsilon, delta) / steps, 1.0)
+    rho = rho_for_target(epsilon, delta) / steps
+    if not rho > 0.0:  # a budget too small for a zCDP cost in floating point: not a choice
+        return "analytic"
+    zcdp = mech.gaussian_sigma_zcdp(rho, 1.0)
     return "zcdp" if zcdp < analytic else "analytic"
 
 
@@ -219,6 +222,7 @@ class _Noise:
                 _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
             elif calibration == "zcdp":
                 self.rho_step = rho_for_target(epsilon, delta) / steps
+                check_noise_parameter(self.rho_step, "a per-step zCDP budget of", caller)
         self.scale = dpcg_noise_scale(epsilon, delta, steps=steps, n=n, gradient_sensitivity=s,
                                       noise=noise, gaussian_calibration=calibration)
         # the mechanisms refuse a scale outside floating-point range at their first draw, after
