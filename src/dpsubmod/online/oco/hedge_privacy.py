@@ -319,10 +319,17 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
         e0 = split_budget(eps, delta, k * D, composition=composition, bounded_range=True,
                           caller=caller).epsilon_step
     eta = e0 / scale
-    # exponential_mechanism_epsilon rounds up; step down until the map agrees.
-    while hedge_epsilon(eta, D, delta, experts=k, composition=composition,
-                        backend=backend, monotone=monotone) > eps * (1.0 + 1e-12):
+    # exponential_mechanism_epsilon rounds up; step down until the map agrees. Among the
+    # subnormals the composed epsilon (rounded up) may stay above a subnormal budget down to 0.
+    while eta > 0.0 and hedge_epsilon(eta, D, delta, experts=k, composition=composition,
+                                      backend=backend, monotone=monotone) > eps * (1.0 + 1e-12):
         eta = math.nextafter(eta, 0.0)
+    if not eta > 0.0:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} is {eps!r}: no positive learning rate in "
+            f"floating point spends at most that over {D} draws of {k} expert(s); pass a larger "
+            "epsilon (above about 1e-300)."
+        )
     return eta
 
 
