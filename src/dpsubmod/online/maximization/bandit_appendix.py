@@ -164,6 +164,10 @@ class PresampledBanditDP(_BanditExperts):
             eta = self._nonprivate_eta(gamma)
         else:
             eta = self._private_eta(2, 1, self._nonprivate_eta(gamma))
+            if self.calibration != "paper":
+                # The pre-sampled count M reaches T at most: a budget with no positive rate
+                # for T draws is refused here, before the charge, not at the first select.
+                self._tight_eta(max(1, T))
         return {"n": n, "T": T, "k": k, "gamma": gamma, "eta": eta, "draws": T}
 
     def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
