@@ -1,13 +1,22 @@
-"""Affine hull of a polytope from its linear-optimization oracle."""
+"""Affine hulls of polytopes: found from the linear-optimization oracle, or assembled from
+coordinate axes and sum-zero blocks for the families with a closed form."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AffineHull", "hull_from_oracle", "orthonormal_complement"]
+__all__ = [
+    "AffineHull",
+    "coordinate_hull",
+    "hull_from_oracle",
+    "hull_from_parts",
+    "orthonormal_complement",
+    "sum_zero_basis",
+]
 
 
 @dataclass(frozen=True)
@@ -89,3 +98,29 @@ def hull_from_oracle(lmax: Callable[[np.ndarray], np.ndarray], n: int, tol: floa
         basis, _ = np.linalg.qr(basis)
     nrm = orthonormal_complement(basis, n)
     return AffineHull(point=v0, basis=basis, normals=nrm, vertices=np.array(verts))
+
+
+def coordinate_hull(point: np.ndarray, free: np.ndarray) -> AffineHull:
+    """Hull whose direction space is spanned by the coordinate axes in ``free`` (bool mask)."""
+    n = point.size
+    eye = np.eye(n)
+    return AffineHull(point=point, basis=eye[:, free], normals=eye[:, ~free])
+
+
+def sum_zero_basis(idx: np.ndarray, n: int) -> np.ndarray:
+    """Orthonormal basis of ``{z : supp z in idx, sum z = 0}`` (Helmert-style, via QR)."""
+    m = idx.size
+    if m < 2:
+        return np.zeros((n, 0))
+    local = orthonormal_complement(np.ones((m, 1)) / math.sqrt(m), m)
+    out = np.zeros((n, m - 1))
+    out[idx] = local
+    return out
+
+
+def hull_from_parts(point: np.ndarray, parts: list[np.ndarray]) -> AffineHull:
+    """Hull through ``point`` whose direction space is spanned by the (mutually orthogonal)
+    orthonormal bases in ``parts``."""
+    n = point.size
+    basis = np.column_stack(parts) if parts else np.zeros((n, 0))
+    return AffineHull(point=point, basis=basis, normals=orthonormal_complement(basis, n))

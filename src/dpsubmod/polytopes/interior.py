@@ -17,7 +17,7 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_real
 from ..errors import ParameterTypeError, ValidationError
 from ._hull import AffineHull, hull_from_oracle
-from .oracles import InnerBall, Polytope
+from .base import InnerBall, Polytope
 
 __all__ = [
     "affine_hull",

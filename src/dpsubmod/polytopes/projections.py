@@ -48,7 +48,8 @@ from ..constraints.knapsack import Knapsack
 from ..constraints.partition import PartitionMatroid
 from ..constraints.uniform import UniformMatroid
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
-from .oracles import KnapsackPolytope, MatroidPolytope
+from .explicit import KnapsackPolytope
+from .matroid import MatroidPolytope
 
 __all__ = ["Region", "as_region", "kl_projection", "euclidean_projection", "project_box"]
 

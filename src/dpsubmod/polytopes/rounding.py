@@ -18,7 +18,7 @@ from .._validation import as_mask, check_finite, check_int, check_real
 from ..constraints.base import Matroid, set_mask
 from ..constraints.knapsack import Knapsack
 from ..errors import ParameterTypeError, ValidationError
-from .oracles import KnapsackPolytope
+from .explicit import KnapsackPolytope
 from .projections import Region, as_region
 
 __all__ = [
