@@ -10,7 +10,6 @@ epsilon limits, evaluation counts; DPCG-kappa returns the optimum of a modular o
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -23,6 +22,7 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage, Modular
+from dpsubmod.offline import _dpcg_path
 from dpsubmod.offline.dpcg import (
     dpcg,
     dpcg_curvature,
@@ -34,9 +34,6 @@ from dpsubmod.polytopes import MatroidPolytope
 from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.audit import exact_check
 from oracles import TableFunction, all_masks, brute_force_max
-
-# the package re-exports the function ``dpcg`` under the module's name
-dpcg_module = importlib.import_module("dpsubmod.offline.dpcg")
 
 E = 1 - 1 / math.e
 DELTA = 0.05
@@ -149,13 +146,13 @@ def test_the_algorithm_draws_the_calibrated_noise(monkeypatch):
     # Capture the noisy weights the oracle receives; for a modular objective the gradient is the
     # weight vector, so weights - w is the noise. KS test, false alarm 1e-3 per case.
     captured = []
-    original = dpcg_module._Path.vertex
+    original = _dpcg_path._Path.vertex
 
     def spy(self, w):
         captured.append(np.array(w))
         return original(self, w)
 
-    monkeypatch.setattr(dpcg_module._Path, "vertex", spy)
+    monkeypatch.setattr(_dpcg_path._Path, "vertex", spy)
     w = np.linspace(0.1, 1.0, 20)
     f = Modular(w, sensitivity=0.01)
     res = dpcg(f, 5, epsilon=3.0, steps=50, rng=0)
@@ -316,12 +313,12 @@ def test_constrained_oracle_matches_linear_programming():
     rng = np.random.default_rng(0)
     n, k = 7, 3
     poly = MatroidPolytope(UniformMatroid(n, k))
-    path = dpcg_module._Path(poly)
+    path = _dpcg_path._Path(poly)
     for _ in range(20):
         w, ell = rng.normal(size=n), rng.random(n)
         top = ell[np.argsort(-ell)[:k]].sum()
         lam = rng.uniform(0, top)
-        parts = dpcg_module._constrained_vertex(path, w, ell, lam)
+        parts = _dpcg_path._constrained_vertex(path, w, ell, lam)
         v = sum(theta * np.isin(np.arange(n), S) for S, theta in parts)
         assert ell @ v >= lam - 1e-7 and v.sum() <= k + 1e-9
         lp = optimize.linprog(-w, A_ub=np.vstack([np.ones(n), -ell]), b_ub=[k, -lam],
