@@ -50,8 +50,20 @@ MAX_DEFAULT_STEPS = 256
 def max_feasible_size(constraint: Constraint) -> int:
     """The largest size of a feasible set, from public information only."""
     if isinstance(constraint, Knapsack):
-        c = np.sort(np.asarray(constraint.costs, dtype=float))
-        return int(np.searchsorted(np.cumsum(c), constraint.budget, side="right"))
+        order = np.argsort(constraint.costs, kind="stable")
+        k = int(np.searchsorted(np.cumsum(constraint.costs[order]), constraint.budget,
+                                side="right"))
+        # The knapsack accepts a set whose cost exceeds the budget by rounding (costs 0.1 x 3
+        # under budget 0.3): count the cheapest sets it accepts, so that a greedy of k steps
+        # stops only when nothing fits.
+        mask = np.zeros(constraint.n, dtype=bool)
+        mask[order[:k]] = True
+        while k < constraint.n:
+            mask[order[k]] = True
+            if not constraint.is_feasible(mask):
+                break
+            k += 1
+        return k
     return int(constraint.rank)
 
 
