@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -21,151 +20,20 @@ from typing import Any
 import numpy as np
 
 from ._paths import check_output_file
+from ._select_inputs import (
+    column_names,
+    error,
+    parse_capacities,
+    public_inputs,
+    read_groups,
+    record_columns,
+    scale_options,
+)
 
 __all__ = ["register", "TASKS"]
 
 TASKS = ("facility-location", "feature-selection", "coverage")
 _CALLER = "dpsubmod select"
-
-# options that only one task reads; passing them to another task is refused, not ignored
-_TASK_OPTIONS: dict[str, tuple[str, ...]] = {
-    "candidates": ("facility-location",),
-    "candidate_names": ("facility-location",),
-    "grid": ("facility-location",),
-    "similarity": ("facility-location",),
-    "bandwidth": ("facility-location",),
-    "radius": ("facility-location",),
-    "partition_column": ("facility-location",),
-    "label": ("feature-selection",),
-    "bins": ("feature-selection",),
-    "bounds_file": ("feature-selection",),
-    "label_thresholds": ("feature-selection",),
-    "bounds": ("facility-location", "feature-selection"),
-}
-
-
-def _error(msg: str) -> Exception:
-    from ..errors import ValidationError
-
-    return ValidationError(msg)
-
-
-def _split(text: str, option: str) -> list[str]:
-    parts = [p.strip() for p in text.split(",")]
-    if any(p == "" for p in parts):
-        raise _error(f"{option} must be a comma-separated list without empty entries; got "
-                     f"{text!r}.")
-    return parts
-
-
-def _floats(text: str, option: str, count: int | None = None) -> list[float]:
-    try:
-        vals = [float(p) for p in _split(text, option)]
-    except ValueError:
-        raise _error(f"{option} must hold numbers separated by commas; got {text!r}.") from None
-    if not all(math.isfinite(v) for v in vals):
-        raise _error(f"{option} must hold finite numbers; got {text!r}.")
-    if count is not None and len(vals) != count:
-        raise _error(f"{option} must hold {count} numbers; got {len(vals)} in {text!r}.")
-    return vals
-
-
-def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
-    table: dict[str, tuple[float, float]] = {}
-    if args.bounds_file is not None:
-        from ..tasks._table import public_column, read_public_csv
-
-        bf = read_public_csv(args.bounds_file, "--bounds-file", text_columns=["column"])
-        lo, hi = public_column(bf, "low", "--bounds-file"), public_column(bf, "high",
-                                                                          "--bounds-file")
-        for name, a, b in zip(bf.text_column("column", "--bounds-file"), lo, hi):
-            table[str(name)] = (float(a), float(b))
-    for entry in args.bounds or []:
-        name, sep, pair = entry.partition("=")
-        if not sep or not name.strip() or re.fullmatch(r"[-+.\deE]+", name.strip()):
-            raise _error(
-                f"--bounds {entry}: name the column, as --bounds NAME=LOW,HIGH, once per "
-                "column (for example --bounds lat=40.6,40.9 --bounds lon=-74.1,-73.8). Bounds "
-                "are matched to record columns by name, never by position.")
-        table[name.strip()] = tuple(_floats(pair, f"--bounds {entry}", 2))  # type: ignore
-    return table or None
-
-
-def _grid(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    try:
-        r, c = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise _error(f"--grid must look like RxC (e.g. 10x10); got {text!r}.") from None
-    return r, c
-
-
-def _capacities(text: str | None) -> int | dict[str, int] | None:
-    if text is None:
-        return None
-
-    def as_int(v: str, where: str) -> int:
-        try:
-            return int(v)
-        except ValueError:
-            raise _error(f"--capacities: {where} must be a whole number; got {v!r}.") from None
-
-    if "=" not in text:
-        return as_int(text.strip(), "the capacity")
-    caps = {}
-    for entry in _split(text, "--capacities"):
-        name, sep, v = entry.partition("=")
-        if not sep:
-            raise _error(f"--capacities: write NAME=CAP for every group; got {entry!r}.")
-        caps[name.strip()] = as_int(v.strip(), f"the capacity of {name.strip()!r}")
-    return caps
-
-
-def _groups(path: str | None) -> dict[str, str] | None:
-    if path is None:
-        return None
-    from ..tasks._table import read_public_csv
-
-    gf = read_public_csv(path, "--groups", text_columns=["item", "group"])
-    out: dict[str, str] = {}
-    for i, (item, g) in enumerate(zip(gf.text["item"], gf.text["group"])):
-        if item in out:
-            raise _error(f"--groups {Path(path).name}, {gf.line_of(i)}: item {item!r} is "
-                         "listed twice; each item belongs to one group.")
-        out[str(item)] = str(g)
-    return out
-
-
-def _public(args: argparse.Namespace) -> dict[str, Any]:
-    for opt, tasks in _TASK_OPTIONS.items():
-        if getattr(args, opt) is not None and args.task not in tasks:
-            flag = "--" + opt.replace("_", "-")
-            raise _error(f"{flag} does not apply to --task {args.task} (it is for "
-                         f"{' and '.join(tasks)}). Remove it.")
-    if args.task == "facility-location":
-        pub = {"candidates": args.candidates, "candidate_names": args.candidate_names,
-               "partition_column": args.partition_column, "grid": _grid(args.grid),
-               "bounds": _bounds(args), "similarity": args.similarity or "gaussian",
-               "bandwidth": args.bandwidth, "radius": args.radius}
-        if pub["grid"] is not None and pub["bounds"] is None:
-            raise _error("--grid needs public bounds for its two columns, by name: --bounds "
-                         "NAME=LOW,HIGH for each (from the map, never from the records).")
-        if pub["candidates"] is None and pub["grid"] is None:
-            raise _error("facility-location needs public candidate locations: pass "
-                         "--candidates FILE.csv (with a header naming the record columns) or "
-                         "--grid RxC with --bounds NAME=LOW,HIGH for each of the two columns. "
-                         "They are never taken from the private records.")
-    elif args.task == "feature-selection":
-        if args.label is None:
-            raise _error("feature-selection needs the label column: pass --label NAME.")
-        pub = {"label": args.label, "bins": args.bins, "bounds": _bounds(args),
-               "label_thresholds": (None if args.label_thresholds is None else
-                                    _floats(args.label_thresholds, "--label-thresholds"))}
-    else:
-        pub = {}
-    return {k: v for k, v in pub.items() if v is not None}
-
 
 def _write(path: Path, opt: str, doc: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
@@ -174,7 +42,7 @@ def _write(path: Path, opt: str, doc: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise _error(f"{opt} {path.name}: cannot write ({exc.strerror}).") from None
+        raise error(f"{opt} {path.name}: cannot write ({exc.strerror}).") from None
 
 
 def _json_default(obj: Any) -> Any:
@@ -190,7 +58,7 @@ def _json_default(obj: Any) -> Any:
 def _check_data(args: argparse.Namespace, public: dict[str, Any]) -> int:
     from ..tasks import check_data
 
-    issue = check_data(args.task, args.data, columns=_columns(args), names=_names(args),
+    issue = check_data(args.task, args.data, columns=record_columns(args), names=column_names(args),
                        **public)
     head = ("DATA CHECK, not a release: this output quotes private values; keep it on your "
             "machine. No noise was drawn and no budget was charged.")
@@ -202,41 +70,6 @@ def _check_data(args: argparse.Namespace, public: dict[str, Any]) -> int:
           f"{issue.column!r}: {value} ({issue.reason}). In a release it is handled by the "
           "--invalid-rows rule.")
     return 1
-
-
-def _columns(args: argparse.Namespace) -> list[str] | None:
-    return _split(args.columns, "--columns") if args.columns else None
-
-
-def _names(args: argparse.Namespace) -> list[str] | None:
-    return _split(args.names, "--names") if args.names else None
-
-
-def _scale(args: argparse.Namespace) -> dict[str, Any]:
-    if args.task == "feature-selection":
-        for opt in ("user_column", "max_rows_per_user", "relation", "chunk_rows", "scheduler"):
-            if getattr(args, opt) is not None:
-                raise _error(f"--{opt.replace('_', '-')} does not apply to --task "
-                             "feature-selection (the mutual information is not a sum over "
-                             "rows). Remove it.")
-        return {}
-    if (args.user_column is None) != (args.max_rows_per_user is None):
-        raise _error("--user-column and --max-rows-per-user go together: which rows belong to "
-                     "one person, and how many of them count (for example --user-column "
-                     "rider --max-rows-per-user 5).")
-    if args.max_rows_per_user is not None and args.max_rows_per_user < 1:
-        raise _error(f"--max-rows-per-user must be at least 1; got {args.max_rows_per_user}.")
-    if args.chunk_rows is not None and args.chunk_rows < 1:
-        raise _error(f"--chunk-rows must be at least 1; got {args.chunk_rows}.")
-    if args.chunk_rows is not None and args.scheduler is not None:
-        raise _error("Pass either --chunk-rows (one machine, the file re-read in chunks) or "
-                     "--scheduler (a Dask cluster), not both.")
-    if args.jobs is not None and args.jobs < 1:
-        raise _error(f"--jobs must be at least 1; got {args.jobs}.")
-    return {"user_column": args.user_column, "max_rows_per_user": args.max_rows_per_user,
-            "relation": args.relation, "chunk_rows": args.chunk_rows,
-            "scheduler": args.scheduler,
-            "n_jobs": args.jobs if args.jobs is not None else min(4, os.cpu_count() or 1)}
 
 
 class _NoBar:
@@ -275,12 +108,12 @@ def _select(args: argparse.Namespace) -> int:
 
     # -- everything is validated before any record is read or any noise is drawn ----------------
     if args.task is None:
-        raise _error(f"Pass --task, one of: {', '.join(TASKS)}.")
-    public = _public(args)
+        raise error(f"Pass --task, one of: {', '.join(TASKS)}.")
+    public = public_inputs(args)
     if args.check_data:
         return _check_data(args, public)
     if args.epsilon is None:
-        raise _error("Pass the privacy budget: --epsilon EPS (for example --epsilon 1).")
+        raise error("Pass the privacy budget: --epsilon EPS (for example --epsilon 1).")
     eps = check_epsilon(args.epsilon, "--epsilon", caller=_CALLER)
     delta = check_delta(args.delta, "--delta", caller=_CALLER)
     if args.seed is not None:
@@ -290,29 +123,29 @@ def _select(args: argparse.Namespace) -> int:
     diag = None if args.diagnostics is None else check_output_file(
         "--diagnostics", args.diagnostics, create_folder=False, example="diagnostics.json")
     if out is not None and diag is not None and out.resolve() == diag.resolve():
-        raise _error("--out and --diagnostics must be different files: the release and the "
+        raise error("--out and --diagnostics must be different files: the release and the "
                      "non-private diagnostics are never mixed.")
     from ..offline.registry import get_method
 
     matroid = args.groups is not None or args.partition_column is not None
     if args.k is not None and (matroid or args.capacities is not None):
-        raise _error("Pass either --k (choose k items) or a partition matroid (--groups or "
+        raise error("Pass either --k (choose k items) or a partition matroid (--groups or "
                      "--partition-column, with --capacities), not both.")
     if args.k is None and not matroid:
-        raise _error("Say how many items to choose: pass --k K, or a partition matroid "
+        raise error("Say how many items to choose: pass --k K, or a partition matroid "
                      "(--groups FILE.csv or --partition-column NAME, with --capacities).")
     if matroid and args.capacities is None:
-        raise _error("A partition matroid needs --capacities: one number for every group, or "
+        raise error("A partition matroid needs --capacities: one number for every group, or "
                      "NAME=CAP,NAME=CAP,...")
     method = args.method or "private_greedy"
     spec = get_method(method)
     if not spec.private:
         from ..offline import list_methods
 
-        raise _error(f"--method {method} is not private; dpsubmod select releases only private "
+        raise error(f"--method {method} is not private; dpsubmod select releases only private "
                      f"selections. Choose one of: {', '.join(list_methods(private=True))}.")
     if args.backend not in spec.backends:
-        raise _error(f"--method {method} draws its noise on the {' or '.join(spec.backends)} "
+        raise error(f"--method {method} draws its noise on the {' or '.join(spec.backends)} "
                      f"backend only; pass --backend {spec.backends[0]} or choose another "
                      "method.")
     budget = None
@@ -322,11 +155,11 @@ def _select(args: argparse.Namespace) -> int:
         # Opened (and checked against this data file) before any record is read or noise drawn.
         budget = FileBudget(args.budget, data=args.data,
                             command="dpsubmod select " + " ".join(sys.argv[2:]))
-    scale = _scale(args)
-    task = build_task(args.task, args.data, columns=_columns(args), names=_names(args),
+    scale = scale_options(args)
+    task = build_task(args.task, args.data, columns=record_columns(args), names=column_names(args),
                       invalid=args.invalid_rows, **scale, **public)
-    spec = build_constraint(task, k=args.k, groups=_groups(args.groups),
-                            capacities=_capacities(args.capacities), k_name="--k")
+    spec = build_constraint(task, k=args.k, groups=read_groups(args.groups),
+                            capacities=parse_capacities(args.capacities), k_name="--k")
     try:
         with _progress(task, spec) as bar:
             rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
