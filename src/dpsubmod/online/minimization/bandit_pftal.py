@@ -23,11 +23,10 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
-from ..._validation import check_real, is_noise_off
+from ..._validation import is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
-from .._checks import check_gamma, check_privacy_args, check_x1, resolve_gamma
-from .._plans import check_backend
+from .._checks import check_gamma, resolve_gamma
 from .bounds import COST_UNITS, bandit_pftal_bound, best_bandit_pftal
 from .onepoint import (
     chain_order,
@@ -37,7 +36,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import _check_calibration, _check_h, _SubmodBase
+from .pftal import _SubmodBase
 
 __all__ = ["BanditSubmodPFTAL"]
 
@@ -95,6 +94,7 @@ class BanditSubmodPFTAL(_SubmodBase):
     """
 
     feedback = "bandit"
+    _caller = "BanditSubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float,
                  H: float | str | None = None, gamma: float | str | None = None,
@@ -102,10 +102,15 @@ class BanditSubmodPFTAL(_SubmodBase):
                  sensitivity: float | None = None, clip: bool = True, x1: object = None,
                  noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
                  budget: Any = None, backend: Any = None):
-        caller = "BanditSubmodPFTAL"
-        self._check_common(n, T, caller)
-        check_real(M, "M", low=0.0, low_open=True, caller=caller)
-        _check_h(H, caller, allow_tuned=True)
+        # stored first: _check_own_args checks it between H and calibration, so that the
+        # first bad argument in signature order is the one named
+        self.gamma = gamma
+        super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
+                         sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
+                         rng=rng, budget=budget, backend=backend)
+
+    def _check_own_args(self, caller: str) -> None:
+        gamma = self.gamma
         if isinstance(gamma, str):
             if gamma not in ("paper", "tuned"):
                 raise ValidationError(
@@ -114,26 +119,6 @@ class BanditSubmodPFTAL(_SubmodBase):
                 )
         elif gamma is not None:
             check_gamma(gamma, caller, "a mixing")
-        _check_calibration(calibration, noise, caller)
-        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
-        check_x1(x1, n, caller)
-        self.n = n
-        self.T = T
-        self.M = M
-        self.epsilon = epsilon
-        self.H = H
-        self.gamma = gamma
-        self.calibration = calibration
-        self.sensitivity = sensitivity
-        self.clip = clip
-        self.x1 = x1
-        self.noise = noise
-        self.delta = delta
-        self.rng = rng
-        self.budget = budget
-        self.backend = backend
-        check_backend(backend, caller, noise)
-        self._check_spend()
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)

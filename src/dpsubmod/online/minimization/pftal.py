@@ -124,9 +124,45 @@ def _listing(names: list[str]) -> str:
 
 
 class _SubmodBase(Learner):
-    """Shared machinery: parameter resolution, the PFTAL core, the privacy plan."""
+    """Shared machinery: the constructor's checks, parameter resolution, the PFTAL core, the
+    privacy plan."""
 
     sense = "min"
+    #: The learner's name in error messages and in :data:`CALIBRATIONS` (kept by subclasses).
+    _caller: str
+
+    def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None,
+                 calibration: str, sensitivity: float | None, clip: bool, x1: object, noise: str,
+                 delta: float, rng: RNGLike, budget: Any, backend: Any):
+        # the defaults are the public classes' (their signatures are what users read)
+        caller = self._caller
+        self._check_common(n, T, caller)
+        check_real(M, "M", low=0.0, low_open=True, caller=caller)
+        _check_h(H, caller, allow_tuned=True)
+        self._check_own_args(caller)
+        _check_calibration(calibration, noise, caller)
+        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
+        check_x1(x1, n, caller)
+        self.n = n
+        self.T = T
+        self.M = M
+        self.epsilon = epsilon
+        self.H = H
+        self.calibration = calibration
+        self.sensitivity = sensitivity
+        self.clip = clip
+        self.x1 = x1
+        self.noise = noise
+        self.delta = delta
+        self.rng = rng
+        self.budget = budget
+        self.backend = backend
+        check_backend(backend, caller, noise)
+        self._check_spend()
+
+    def _check_own_args(self, caller: str) -> None:
+        """Check the arguments a subclass stored before calling the shared constructor (none
+        here); they are checked after ``H`` and before ``calibration``."""
 
     @abstractmethod
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
@@ -324,34 +360,15 @@ class SubmodPFTAL(_SubmodBase):
     """
 
     feedback = "full"
+    _caller = "SubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
                  calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
                  x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
                  rng: RNGLike = None, budget: Any = None, backend: Any = None):
-        caller = "SubmodPFTAL"
-        self._check_common(n, T, caller)
-        check_real(M, "M", low=0.0, low_open=True, caller=caller)
-        _check_h(H, caller, allow_tuned=True)
-        _check_calibration(calibration, noise, caller)
-        check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
-        check_x1(x1, n, caller)
-        self.n = n
-        self.T = T
-        self.M = M
-        self.epsilon = epsilon
-        self.H = H
-        self.calibration = calibration
-        self.sensitivity = sensitivity
-        self.clip = clip
-        self.x1 = x1
-        self.noise = noise
-        self.delta = delta
-        self.rng = rng
-        self.budget = budget
-        self.backend = backend
-        check_backend(backend, caller, noise)
-        self._check_spend()
+        super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
+                         sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
+                         rng=rng, budget=budget, backend=backend)
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
