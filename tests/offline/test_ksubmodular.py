@@ -19,7 +19,7 @@ from dpsubmod.functions.ksubmodular import (
     PerLabelSum,
     as_labels,
 )
-from dpsubmod.offline import ksubmodular as ks
+from dpsubmod.offline._ksubmodular_exact import _path_distribution
 from dpsubmod.offline.ksubmodular import (
     ks_additive_error,
     ks_greedy,
@@ -295,8 +295,8 @@ def test_miscalibrated_algorithm_3_is_caught(eps, r):
     res = exact_check(bad, f, g, epsilon=eps)
     assert not res.passed and res.epsilon_exact > 1.1 * eps, str(res)
     # the same through the internal routine: twice eps_step at the true sensitivity
-    p = ks._path_distribution(f, m, 2 * eps / r, f.sensitivity)
-    q = ks._path_distribution(g, m, 2 * eps / r, g.sensitivity)
+    p = _path_distribution(f, m, 2 * eps / r, f.sensitivity)
+    q = _path_distribution(g, m, 2 * eps / r, g.sensitivity)
     assert max_log_ratio(p, q) == pytest.approx(res.epsilon_exact)
 
 
