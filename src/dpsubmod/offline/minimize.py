@@ -32,9 +32,7 @@ be minimized via graph cuts?", IEEE Transactions on Pattern Analysis and Machine
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
@@ -45,6 +43,8 @@ from .._validation import check_finite, check_int, check_real, check_sparse_fini
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..functions.base import FunctionState, SetFunction
 from ._common import require_finite
+from ._min_norm_point import _min_norm_point
+from ._minimize_result import MinimizeResult
 
 __all__ = ["MinimizeResult", "minimize", "minimize_cut_plus_modular", "MINIMIZE_METHODS",
            "BRUTE_FORCE_MAX_N", "AUTO_BRUTE_FORCE_MAX_N"]
@@ -54,194 +54,6 @@ BRUTE_FORCE_MAX_N = 20
 #: ``method="auto"`` enumerates up to this size (2^12 = 4096 evaluations, no more than the
 #: min-norm-point algorithm typically spends there); larger ground sets go to min-norm-point.
 AUTO_BRUTE_FORCE_MAX_N = 12
-
-
-@dataclass(frozen=True, eq=False)
-class MinimizeResult:
-    r"""The outcome of :func:`minimize` (non-private: computed from the function itself).
-
-    Attributes
-    ----------
-    set : frozenset of int
-        The minimizer returned.
-    value : float
-        ``f(set)``, as ``f`` or its incremental state computes it (the two can differ by
-        rounding).
-    x : ndarray of float64, shape (n,), or None
-        ``"min-norm-point"``: the final iterate of Wolfe's algorithm, a point of the base polytope
-        :math:`B(f - f(\emptyset))` whose negative part certifies the gap. With
-        ``exact_point=True`` it is the minimum-norm point :math:`x^*` (to ``tol * scale`` in
-        Euclidean norm, or to rounding); by default the run stops once the set is certified,
-        which can be before ``x`` reaches :math:`x^*`. ``None`` for the other methods.
-    certificate_gap : float
-        An upper bound on ``value - min_S f(S)``, proved by a lower bound on the minimum:
-        :math:`f(\emptyset) + \sum_e \min(x_e, 0)` for a point ``x`` of the base polytope
-        (min-norm point), the maximum-flow value (max-flow min-cut duality), or 0 (exhaustive
-        enumeration). Non-negative up to floating-point rounding.
-    iterations : int
-        Major cycles of Wolfe's algorithm (``"min-norm-point"``); 0 for the other methods.
-    evaluations : int
-        Oracle work spent, in the papers' units (one ``f(S)`` = 1, a batch of ``m`` gains = ``m``).
-    method : str
-        The method that ran (``"auto"`` is resolved to the method it chose).
-    """
-
-    set: frozenset[int]
-    value: float
-    x: np.ndarray | None
-    certificate_gap: float
-    iterations: int
-    evaluations: int
-    method: str
-
-    def __repr__(self) -> str:
-        return (
-            f"MinimizeResult(set={sorted(self.set)}, value={self.value:.6g}, "
-            f"certificate_gap={self.certificate_gap:.3g}, iterations={self.iterations}, "
-            f"evaluations={self.evaluations}, method={self.method!r})"
-        )
-
-
-# ------------------------------------------------------------------------------------------------
-# Edmonds' greedy: the linear-optimization oracle of the base polytope.
-
-
-def _edmonds_greedy(f: SetFunction, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Edmonds' greedy vertex :math:`\arg\max_{q \in B(f - f(\emptyset))} w^\top q`.
-
-    Sorts ``w`` decreasingly (ties by increasing index) and evaluates ``f`` on the chain of that
-    order in one call (:meth:`~dpsubmod.functions.SetFunction.chain_values`):
-    :math:`q_{\pi(k)} = f(B_k) - f(B_{k-1})`. Counts ``n`` evaluations (``f(B_0)`` is known
-    from the start).
-
-    Returns
-    -------
-    q : ndarray, shape (n,)
-        The vertex.
-    order : ndarray of int, shape (n,)
-        The order, so ``B_k = order[:k]``.
-    vals : ndarray, shape (n + 1,)
-        ``f(B_0), ..., f(B_n)`` (values of ``f`` itself, ``f(empty)`` included).
-    """
-    order = np.argsort(-w, kind="stable")
-    vals = require_finite(f.chain_values(order, count=False), f, "minimize", "a set")
-    f.evaluations += f.n
-    q = np.empty(f.n)
-    q[order] = np.diff(vals)
-    return q, order, vals
-
-
-def _affine_minimizer(Q: np.ndarray) -> np.ndarray:
-    """Weights ``a`` (summing to 1) of the minimum-norm point of the affine hull of the rows of Q.
-
-    Writes the point as ``Q[0] + sum_i b_i (Q[i] - Q[0])`` and solves the least-squares problem in
-    ``b`` with ``lstsq`` (an SVD), which avoids forming the ill-conditioned Gram/KKT matrix of the
-    textbook version and still returns a minimizer when the rows are nearly affinely dependent.
-    """
-    m = Q.shape[0]
-    if m == 1:
-        return np.ones(1)
-    D = (Q[1:] - Q[0]).T
-    b = np.linalg.lstsq(D, -Q[0], rcond=None)[0]
-    return np.concatenate(([1.0 - b.sum()], b))
-
-
-def _min_norm_point(f: SetFunction, tol: float, max_iter: int | None, exact_point: bool
-                    ) -> MinimizeResult:
-    n = f.n
-    ev0 = f.evaluations
-    empty = f.state()
-    f.evaluations += 1
-    f0 = float(require_finite(empty.value, f, "minimize", "the empty set"))
-    if n == 0:
-        return MinimizeResult(frozenset(), f0, np.zeros(0), 0.0, 0, f.evaluations - ev0,
-                              "min-norm-point")
-    if max_iter is None:
-        max_iter = 1000 + 100 * n
-    eps = np.finfo(np.float64).eps
-
-    # Start at the greedy vertex for the index order.
-    q, order, vals = _edmonds_greedy(f, np.zeros(n))
-    # Tolerances are relative to the scale of f: the l1 norm of a vertex bounds the spread of f
-    # along its chain (and is 0 only when f is constant along that chain).
-    scale = float(np.abs(q).sum()) or max(abs(f0), 1.0)
-    atol = tol * scale
-    Q = q[None, :]
-    lam = np.ones(1)
-    x = q.copy()
-
-    k = int(np.argmin(vals))
-    best_value, best_set = float(vals[k]), order[:k]
-    best_lower = -np.inf
-    iterations = 0
-    while True:
-        # Linear oracle at x: the vertex minimising x.q is Edmonds' greedy for the direction -x.
-        # Its chain B_k (k smallest coordinates of x first) runs through every level set
-        # {e : x_e < t} of x, in particular {x < 0} and {x <= 0}; keeping the best of all of them
-        # costs nothing more and is robust to coordinates of the min-norm point that are 0 in
-        # exact arithmetic but carry rounding noise.
-        q, order, vals = _edmonds_greedy(f, -x)
-        k = int(np.argmin(vals))
-        if vals[k] < best_value:
-            best_value, best_set = float(vals[k]), order[:k]
-        # x lies in B(f - f(empty)), so f(empty) + sum_e min(x_e, 0) <= f(S) for every S.
-        best_lower = max(best_lower, f0 + float(np.minimum(x, 0.0).sum()))
-        certified = best_value - best_lower <= atol
-        if certified and not exact_point:
-            break
-        xx = float(x @ x)
-        wolfe_gap = xx - float(x @ q)
-        # Since x* minimises |.|^2 over B, |x - x*|^2 <= |x|^2 - x.x* <= wolfe_gap: x is the
-        # min-norm point up to tol * scale, or up to rounding (then no major cycle can progress).
-        if wolfe_gap <= max((tol * scale) ** 2, 16 * n * eps * max(xx, float(q @ q))):
-            break
-        if iterations >= max_iter:
-            break
-        iterations += 1
-        Q = np.vstack([Q, q])
-        lam = np.append(lam, 0.0)
-        while True:  # minor cycles
-            alpha = _affine_minimizer(Q)
-            if alpha.min() > 1e-12:
-                lam = alpha
-                break
-            # Move from lam towards alpha until the first weight reaches 0, then drop it.
-            neg = alpha <= 1e-12
-            denom = lam[neg] - alpha[neg]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratios = np.where(denom > 0, lam[neg] / denom, 0.0)
-            theta = min(1.0, float(ratios.min()))
-            lam = (1.0 - theta) * lam + theta * alpha
-            keep = lam > 1e-12
-            keep[np.argmin(lam)] = False  # at least one point leaves, so minor cycles terminate
-            if not keep.any():  # cannot happen in exact arithmetic; keep the heaviest point
-                keep[np.argmax(lam)] = True
-            Q, lam = Q[keep], lam[keep]
-            lam = lam / lam.sum()
-        x_new = lam @ Q
-        if float(x_new @ x_new) >= xx:  # no strict decrease: rounding has taken over
-            break
-        x = x_new
-
-    gap = best_value - best_lower
-    if not certified:
-        warnings.warn(
-            f"minimize(method='min-norm-point') stopped after {iterations} major cycles with a "
-            f"certificate gap of {gap:.3g} > tol * scale = {atol:.3g}; the returned set is within "
-            "that gap of the minimum. Loosen tol, raise max_iter, or use method='brute-force' for "
-            "n <= 20.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    return MinimizeResult(
-        set=frozenset(int(e) for e in best_set),
-        value=best_value,
-        x=x,
-        certificate_gap=float(gap),
-        iterations=iterations,
-        evaluations=f.evaluations - ev0,
-        method="min-norm-point",
-    )
 
 
 # ------------------------------------------------------------------------------------------------
