@@ -141,24 +141,17 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
                  bound: float = 1.0, noise: str = "laplace", calibration: str = "sound",
                  composition: str = "auto", gradient: str = "auto", n_samples: int = 200,
                  rng: RNGLike = None, budget: Any = None, backend: Any = None):
-        self.n = n
-        self.T = T
-        self.constraint = constraint
+        caller = "DPMetaFrankWolfe"
+        super().__init__(n, T, constraint, K=K, bound=bound, gradient=gradient,
+                         n_samples=n_samples, rng=rng, caller=caller)
         self.epsilon = epsilon
         self.delta = delta
-        self.K = K
         self.eta = eta
-        self.bound = bound
         self.noise = noise
         self.calibration = calibration
         self.composition = composition
-        self.gradient = gradient
-        self.n_samples = n_samples
-        self.rng = rng
         self.budget = budget
         self.backend = backend
-        caller = "DPMetaFrankWolfe"
-        self._check_meta(caller)
         check_ftrl_privacy(epsilon, delta, noise, caller)
         check_backend(backend, caller)
         if calibration not in ("sound", "paper"):

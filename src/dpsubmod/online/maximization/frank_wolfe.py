@@ -56,7 +56,18 @@ class FrankWolfeLearner(Learner):
     sense = "max"
     feedback = "full"
 
-    def _check_meta(self, caller: str) -> None:
+    def __init__(self, n: int, T: int, constraint: object, *, K: int | str | None, bound: float,
+                 gradient: str, n_samples: int, rng: RNGLike, caller: str):
+        """Store and check the parameters every Frank-Wolfe learner takes (``caller`` names the
+        learner in errors); the subclass stores and checks its own after this."""
+        self.n = n
+        self.T = T
+        self.constraint = constraint
+        self.K = K
+        self.bound = bound
+        self.gradient = gradient
+        self.n_samples = n_samples
+        self.rng = rng
         self._check_common(self.n, self.T, caller)
         as_region(self.constraint, self.n)
         if isinstance(self.constraint, Region):

@@ -121,19 +121,12 @@ class MetaFrankWolfe(FrankWolfeLearner):
                  oracle: str = "ogd", step: float | None = None, eta: float | None = None,
                  bound: float = 1.0, gradient: str = "auto", n_samples: int = 200,
                  rng: RNGLike = None):
-        self.n = n
-        self.T = T
-        self.constraint = constraint
-        self.K = K
+        caller = "MetaFrankWolfe"
+        super().__init__(n, T, constraint, K=K, bound=bound, gradient=gradient,
+                         n_samples=n_samples, rng=rng, caller=caller)
         self.oracle = oracle
         self.step = step
         self.eta = eta
-        self.bound = bound
-        self.gradient = gradient
-        self.n_samples = n_samples
-        self.rng = rng
-        caller = "MetaFrankWolfe"
-        self._check_meta(caller)
         if oracle not in ("ogd", "ftrl"):
             raise ValidationError(
                 f"The 'oracle' parameter of {caller} must be 'ogd' or 'ftrl'; got {oracle!r}."
@@ -254,21 +247,14 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
                  gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
                  budget: Any = None, backend: Any = None, noise: str = "l2laplace"):
-        self.n = n
-        self.T = T
-        self.constraint = constraint
+        caller = "PFTALMetaFrankWolfe"
+        super().__init__(n, T, constraint, K=K, bound=bound, gradient=gradient,
+                         n_samples=n_samples, rng=rng, caller=caller)
         self.epsilon = epsilon
-        self.K = K
         self.H = H
         self.noise = noise
-        self.bound = bound
-        self.gradient = gradient
-        self.n_samples = n_samples
-        self.rng = rng
         self.budget = budget
         self.backend = backend
-        caller = "PFTALMetaFrankWolfe"
-        self._check_meta(caller)
         if not isinstance(noise, str) or noise not in _COPY_NOISES:
             raise ValidationError(
                 f"The 'noise' parameter of {caller} must be one of {list(_COPY_NOISES)}; got "
