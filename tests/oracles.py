@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpsubmod.functions.base import FunctionState, SetFunction
@@ -557,7 +559,7 @@ class ForcedGenerator:
 
 
 def _force_sample(learner, tup) -> None:
-    learner._hedge.sample = lambda tup=tuple(tup): np.array(tup, dtype=np.int64)
+    learner._hedge.sample = lambda *, distinct=False, tup=tuple(tup): np.array(tup, dtype=np.int64)
 
 
 def experts_output_distribution(learner, functions, *, presampled_M: int | None = None) -> dict:
@@ -583,9 +585,23 @@ def experts_output_distribution(learner, functions, *, presampled_M: int | None 
     out: dict = {}
 
     def tuple_probs(L):
+        # Independent draws, or (distinct) each expert's distribution renormalised over the
+        # elements the earlier experts left.
+        # (log-space: a restriction to actions of underflowing probability keeps its law).
         P = L.expert_probabilities()
+        logP = L._hedge.log_probabilities()
         for tup in tuples:
-            p = float(np.prod([P[i, a] for i, a in enumerate(tup)]))
+            p, used = 1.0, []
+            for i, a in enumerate(tup):
+                if L.distinct:
+                    if a in used:
+                        p = 0.0
+                        break
+                    rest = [logP[i, b] for b in range(n) if b not in used]
+                    p *= math.exp(logP[i, a] - np.logaddexp.reduce(rest))
+                else:
+                    p *= P[i, a]
+                used.append(a)
             if p > 0.0:
                 yield tup, p
 

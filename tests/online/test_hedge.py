@@ -126,6 +126,49 @@ def test_sampling_frequencies_match_the_distributions():
         assert chi_square_pvalue(counts, P[c]) > 1e-3
 
 
+def _distinct_law(P: np.ndarray) -> dict:
+    """Each copy in turn, renormalised over the actions the earlier copies left."""
+    import itertools
+
+    law = {}
+    for tup in itertools.permutations(range(P.shape[1]), P.shape[0]):
+        p, used = 1.0, []
+        for i, a in enumerate(tup):
+            p *= P[i, a] / (1.0 - sum(P[i, b] for b in used))
+            used.append(a)
+        law[tup] = p
+    return law
+
+
+@pytest.mark.parametrize("backend, m", [(None, 20000), ("secure", 3000)])
+def test_distinct_draws_follow_the_restricted_law(backend, m):
+    # Goodness of fit of the joint law of three copies over four actions (false-alarm rate
+    # 1e-4), where copy 1's leader and copy 2's runner-up are often taken before their turn.
+    h = Hedge(4, eta=1.3, copies=3, backend=backend, rng=7)
+    h.update([[0.2, 1.0, 0.0, 0.5], [0.1, 1.0, 0.0, 0.3], [0.0, 1.0, 0.9, 0.0]])
+    law = _distinct_law(h.probabilities())
+    keys = sorted(law)
+    draws = [tuple(int(a) for a in h.sample(distinct=True)) for _ in range(m)]
+    assert all(len(set(d)) == 3 for d in draws)
+    counts = np.array([sum(d == k for d in draws) for k in keys])
+    assert chi_square_pvalue(counts, np.array([law[k] for k in keys])) > 1e-4
+    # Control: the same draws against the independent product law restricted to distinct
+    # tuples and renormalised (a plausible wrong law) are rejected.
+    P = h.probabilities()
+    wrong = np.array([np.prod([P[i, a] for i, a in enumerate(k)]) for k in keys])
+    assert chi_square_pvalue(counts, wrong / wrong.sum()) < 1e-4
+
+
+def test_distinct_draws_keep_the_law_of_a_single_copy_and_need_copies_at_most_n():
+    h, g = Hedge(5, eta=2.0, rng=3), Hedge(5, eta=2.0, rng=3)
+    for x in (h, g):
+        x.update([0.3, 1.0, 0.0, 0.5, 0.9])
+    assert [int(h.sample(distinct=True)[0]) for _ in range(50)] == \
+        [int(g.sample()[0]) for _ in range(50)]
+    with pytest.raises(ValidationError, match="copies <= n"):
+        Hedge(2, eta=1.0, copies=3).sample(distinct=True)
+
+
 def test_secure_backend_draws_from_the_same_distribution():
     # Exact sampler on the operating system's randomness: a loose two-sided check (six standard
     # deviations; false-alarm rate below 1e-8).

@@ -244,16 +244,17 @@ def _register() -> None:
     LEARNERS_PAPER.update(LEARNERS)
     LEARNERS_PAPER.update({
         "FIDP": (lambda n, T, k, e, d, r: FIDP(n, T, k, epsilon=e, delta=d,
-                                               calibration="paper", rng=r), True),
+                                               calibration="paper", distinct=False, rng=r),
+                 True),
         "BanditDP": (lambda n, T, k, e, d, r: BanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 3), calibration="paper",
-            composition="paper", rng=r), True),
+            composition="paper", distinct=False, rng=r), True),
         "PresampledBanditDP": (lambda n, T, k, e, d, r: PresampledBanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 3), calibration="paper",
-            composition="paper", rng=r), True),
+            composition="paper", distinct=False, rng=r), True),
         "NaiveBanditDP": (lambda n, T, k, e, d, r: NaiveBanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 4), calibration="paper",
-            composition="paper", rng=r), True),
+            composition="paper", distinct=False, rng=r), True),
         "DPMFW-laplace": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(
             n, T, k, epsilon=e, delta=d, K=K(T), rng=r), True),
         "DPMFW-gaussian": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(

@@ -50,7 +50,7 @@ class NaiveBanditDP(_BanditExperts):
 
     Parameters
     ----------
-    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng, budget
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, distinct, backend, rng, budget
         As in :class:`BanditDP`.
     """
 
@@ -90,7 +90,7 @@ class NaiveBanditDP(_BanditExperts):
         else:
             self._a = self._draw()
         n, k = int(self.n), int(self.k)
-        self._round_probs = self._hedge.probabilities() \
+        self._round_log_probs = self._hedge.log_probabilities() \
             if n ** k <= EXPECTED_VALUE_MAX_TUPLES else None
 
     def _explore_now(self) -> bool:
@@ -102,9 +102,9 @@ class NaiveBanditDP(_BanditExperts):
     def expected_value(self, f: SetFunction) -> float | None:
         """Exact :math:`E[f(S_t)]` over this round's expert draws and exploration (non-private
         diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 1024."""
-        if self._round_probs is None:
+        if self._round_log_probs is None:
             return None
-        return self._mixture_value(f, self._round_probs, self._params["gamma"])
+        return self._mixture_value(f, self._round_log_probs, self._params["gamma"])
 
 
 class PresampledBanditDP(_BanditExperts):
@@ -140,7 +140,7 @@ class PresampledBanditDP(_BanditExperts):
 
     Parameters
     ----------
-    n, T, k, epsilon, delta, gamma, eta, calibration, composition, backend, rng, budget
+    n, T, k, epsilon, delta, gamma, eta, calibration, composition, distinct, backend, rng, budget
         As in :class:`BanditDP`. With ``calibration="tight"`` the rate is solved for ``M``
         draws per expert.
     """

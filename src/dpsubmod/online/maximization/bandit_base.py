@@ -50,6 +50,7 @@ from .experts import (
     HedgeExperts,
     clip01,
     masks_of,
+    tuple_probabilities,
     tuples_of,
     weighted_values,
 )
@@ -76,7 +77,7 @@ class _BanditExperts(HedgeExperts):
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  gamma: float | None = None, eta: float | None = None,
-                 calibration: str = "tight", composition: str = "auto",
+                 calibration: str = "tight", composition: str = "auto", distinct: bool = True,
                  backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         # The appendix variants' constructor; BanditDP adds ``cap`` (set before this runs).
         self.n = n
@@ -88,6 +89,7 @@ class _BanditExperts(HedgeExperts):
         self.eta = eta
         self.calibration = calibration
         self.composition = composition
+        self.distinct = distinct
         self.backend = backend
         self.rng = rng
         self.budget = budget
@@ -243,7 +245,6 @@ class _BanditExperts(HedgeExperts):
         self._before_round()
         n = int(self.n)
         mask = np.zeros(n, dtype=bool)
-        self._probs = None
         if self._explore_now():
             i = int(self._play.integers(int(self.k)))
             e = int(self._play.integers(n))
@@ -282,19 +283,20 @@ class _BanditExperts(HedgeExperts):
         self._ensure_state()
         return self._a.copy()
 
-    def _mixture_value(self, f: SetFunction, P: np.ndarray, g: float) -> float:
+    def _mixture_value(self, f: SetFunction, log_p: np.ndarray, g: float) -> float:
         r""":math:`E[(1-g) f(S) + g\,\mathrm{mean}_{i,e} f(S^{i-1} + e)]` for a tuple drawn from
-        the experts' distributions ``P`` (exact enumeration of the :math:`n^k` tuples)."""
+        the experts' distributions (log-probabilities ``log_p``; exact enumeration of the
+        :math:`n^k` tuples)."""
         n, k = int(self.n), int(self.k)
         tup = tuples_of(n, k)
-        p = np.prod(P[np.arange(k)[None, :], tup], axis=1)
+        p = tuple_probabilities(log_p, tup, self.distinct)
         exploit = weighted_values(f, masks_of(tup, n), p) if g < 1.0 else 0.0
         explore = 0.0
         if g > 0.0:
             for i in range(k):
                 # E over the first i draws of f(S^{i-1} + e), e uniform: prefixes of length i.
                 pre = tuples_of(n, i) if i else np.zeros((1, 0), dtype=np.int64)
-                pp = np.prod(P[np.arange(i)[None, :], pre], axis=1) if i else np.ones(1)
+                pp = tuple_probabilities(log_p[:i], pre, self.distinct) if i else np.ones(1)
                 masks = np.repeat(masks_of(pre, n), n, axis=0)
                 masks[np.arange(masks.shape[0]), np.tile(np.arange(n), pre.shape[0])] = True
                 explore += weighted_values(f, masks, np.repeat(pp, n) / n)
@@ -308,7 +310,7 @@ class _BanditExperts(HedgeExperts):
         force when :math:`n^k` exceeds the enumeration limit."""
         n, k = int(self.n), int(self.k)
         if n ** k <= EXPECTED_VALUE_MAX_TUPLES:
-            return self._mixture_value(f, self._hedge.probabilities(), g)
+            return self._mixture_value(f, self._hedge.log_probabilities(), g)
         a = self._a
         exploit = np.zeros((1, n), dtype=bool)
         exploit[0, a] = True

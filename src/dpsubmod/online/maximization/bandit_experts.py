@@ -48,8 +48,10 @@ class BanditDP(_BanditExperts):
 
     Parameters
     ----------
-    n, T, k, epsilon, delta, eta, calibration, composition, backend, rng
-        As in :class:`FIDP`. The default ``eta`` (``calibration="tight"``) is the largest rate
+    n, T, k, epsilon, delta, eta, calibration, composition, distinct, backend, rng
+        As in :class:`FIDP` (``distinct`` restricts the exploitation tuple's experts, and the
+        prefix an exploration extends, to distinct elements; the explored element stays
+        uniform over all ``n``). The default ``eta`` (``calibration="tight"``) is the largest rate
         whose :math:`\min(\lfloor 2\gamma T\rfloor, T)` draws compose within
         :math:`(\varepsilon, \delta)`, each :math:`\eta`-DP for the one expert a changed round
         can reach (module :mod:`~dpsubmod.online.maximization.bandit_base`), lowered to the
@@ -78,15 +80,15 @@ class BanditDP(_BanditExperts):
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  gamma: float | None = None, eta: float | None = None, cap: bool = False,
-                 calibration: str = "tight", composition: str = "auto",
+                 calibration: str = "tight", composition: str = "auto", distinct: bool = True,
                  backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         if not isinstance(cap, bool):
             raise ValidationError(
                 f"The 'cap' parameter of {type(self).__name__} must be a bool; got {cap!r}.")
         self.cap = cap
         super().__init__(n, T, k, epsilon=epsilon, delta=delta, gamma=gamma, eta=eta,
-                         calibration=calibration, composition=composition, backend=backend,
-                         rng=rng, budget=budget)
+                         calibration=calibration, composition=composition, distinct=distinct,
+                         backend=backend, rng=rng, budget=budget)
 
     def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)

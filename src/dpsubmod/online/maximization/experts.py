@@ -85,6 +85,7 @@ from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.special import logsumexp
 from scipy.stats import binom
 
 from ..._rng import as_generator
@@ -117,6 +118,7 @@ __all__ = [
     "expert_regrets",
     "clip01",
     "tuples_of",
+    "tuple_probabilities",
     "masks_of",
     "weighted_values",
 ]
@@ -183,6 +185,27 @@ def masks_of(tuples: np.ndarray, n: int) -> np.ndarray:
     return m
 
 
+def tuple_probabilities(log_p: np.ndarray, tuples: np.ndarray, distinct: bool) -> np.ndarray:
+    """Probability of each ordered tuple (rows of ``tuples``, one column per expert) when expert
+    ``i`` draws from ``exp(log_p[i])``: independently, or (``distinct``) from that distribution
+    restricted to the actions the earlier experts did not draw (a tuple with a repeat then has
+    probability 0). Log-space, so a restriction to actions of underflowing probability keeps
+    its law."""
+    m, k = tuples.shape
+    picked = log_p[np.arange(k)[None, :], tuples]
+    if not distinct:
+        return np.exp(picked.sum(axis=1))
+    rows = np.arange(m)
+    left = np.ones((m, log_p.shape[1]), dtype=bool)
+    total = np.zeros(m)
+    for i in range(k):
+        repeat = ~left[rows, tuples[:, i]]
+        norm = logsumexp(np.where(left, log_p[i][None, :], -np.inf), axis=1)
+        total += np.where(repeat, -np.inf, picked[:, i] - norm)
+        left[rows, tuples[:, i]] = False
+    return np.exp(total)
+
+
 def weighted_values(f: SetFunction, masks: np.ndarray, weights: np.ndarray) -> float:
     """``sum_j weights_j f(masks_j)``, each distinct set evaluated once (uncounted)."""
     if masks.shape[0] == 0:
@@ -239,6 +262,9 @@ class HedgeExperts(Learner):
                 f"got {self.composition!r}."
             )
         check_backend_param(self.backend, caller)
+        if not isinstance(self.distinct, bool):
+            raise ValidationError(
+                f"The 'distinct' parameter of {caller} must be a bool; got {self.distinct!r}.")
 
     def _check_spend(self) -> None:
         """Refuse, at construction, a rate whose whole run spends more than ``epsilon``."""
@@ -405,7 +431,7 @@ class HedgeExperts(Learner):
         if self._allowance is not None and self._fed:
             self._allowance.charge(PrivacyEvent.exponential(
                 self._params["e0"], mechanism="hedge_draw", count=self._leaking()))
-        return self._hedge.sample()
+        return self._hedge.sample(distinct=self.distinct)
 
     # -- diagnostics (non-private) ------------------------------------------------------------
     def expert_probabilities(self) -> np.ndarray:

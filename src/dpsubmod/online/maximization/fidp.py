@@ -23,6 +23,7 @@ from .experts import (
     clip01,
     expert_regrets,
     masks_of,
+    tuple_probabilities,
     tuples_of,
     weighted_values,
 )
@@ -34,8 +35,10 @@ class FIDP(HedgeExperts):
     r"""Private online submodular maximization with full information (Perez-Salazar and Cummings
     2021, Algorithm 2 "FI-DP"; the private online greedy of Streeter and Golovin).
 
-    Round ``t``: each expert ``i`` draws :math:`a_t^i` from its Hedge distribution; play
-    :math:`S_t = \{a_t^1, \dots, a_t^k\}` (duplicates collapse, so :math:`|S_t| \le k`); observe
+    Round ``t``: each expert ``i`` in turn draws :math:`a_t^i` from its Hedge distribution
+    restricted to the elements experts ``1..i-1`` did not draw (``distinct=True``, the default;
+    the paper draws independently and duplicates collapse, so :math:`|S_t| \le k`); play
+    :math:`S_t = \{a_t^1, \dots, a_t^k\}`; observe
     :math:`f_t`; feed expert ``i`` the marginal gains :math:`g_t^i(a) = f_t(S_t^{i-1} + a) -
     f_t(S_t^{i-1})`, :math:`S_t^{i-1} = \{a_t^1, .., a_t^{i-1}\}`, clipped to ``[0, 1]`` (``k n``
     evaluations of :math:`f_t` per round).
@@ -78,6 +81,15 @@ class FIDP(HedgeExperts):
         :math:`\varepsilon e^{2\eta} \le 4\ln(k/\delta)`).
     composition : {"auto", "paper", "basic", "advanced", "kov", "zcdp"}, default="auto"
         How the statement composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
+    distinct : bool, default=True
+        Draw the experts in order, each restricted to the elements the earlier ones did not draw
+        (not in the paper). The privacy is unchanged (each draw is the same exponential
+        mechanism over fewer candidates, see :meth:`~dpsubmod.online.Hedge.sample`) and so is
+        the regret bound: an element already drawn has marginal gain 0, so restricting expert
+        ``i`` to the others never lowers its expected gain below its Hedge distribution's. In
+        fact every played set contains the one the paper's independent draws would play under
+        a coupling, so for monotone :math:`f_t` the reward of every round is at least the
+        paper's. ``False``: the paper's independent draws.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
     rng : int, Generator, SeedSequence or None, default=None
@@ -104,8 +116,8 @@ class FIDP(HedgeExperts):
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  eta: float | None = None, calibration: str = "tight",
-                 composition: str = "auto", backend: str | None = None, rng: RNGLike = None,
-                 budget: Any = None):
+                 composition: str = "auto", distinct: bool = True,
+                 backend: str | None = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -114,6 +126,7 @@ class FIDP(HedgeExperts):
         self.eta = eta
         self.calibration = calibration
         self.composition = composition
+        self.distinct = distinct
         self.backend = backend
         self.rng = rng
         self.budget = budget
@@ -149,7 +162,7 @@ class FIDP(HedgeExperts):
         self._a: np.ndarray | None = None
 
     def _select(self) -> np.ndarray:
-        self._probs = self._hedge.probabilities() if self._needs_probs() else None
+        self._log_probs = self._hedge.log_probabilities() if self._needs_probs() else None
         self._a = self._draw()
         mask = np.zeros(int(self.n), dtype=bool)
         mask[self._a] = True
@@ -179,11 +192,11 @@ class FIDP(HedgeExperts):
     def expected_value(self, f: SetFunction) -> float | None:
         """Exact :math:`E[f(S_t)]` over the experts' draws of this round (non-private
         diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 1024."""
-        if self._probs is None:
+        if self._log_probs is None:
             return None
         n, k = int(self.n), int(self.k)
         tup = tuples_of(n, k)
-        p = np.prod(self._probs[np.arange(k)[None, :], tup], axis=1)
+        p = tuple_probabilities(self._log_probs, tup, self.distinct)
         return weighted_values(f, masks_of(tup, n), p)
 
     def expert_regrets(self) -> np.ndarray:

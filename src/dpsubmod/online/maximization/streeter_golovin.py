@@ -49,6 +49,8 @@ class OnlineGreedy(FIDP):
         Ground-set size, horizon, cardinality budget.
     eta : float, optional
         Learning rate.
+    distinct : bool, default=True
+        Experts draw distinct elements (as in :class:`FIDP`); ``False``: independent draws.
     rng : int, Generator, SeedSequence or None, default=None
 
     Examples
@@ -62,8 +64,8 @@ class OnlineGreedy(FIDP):
     """
 
     def __init__(self, n: int, T: int, k: int, *, eta: float | None = None,
-                 rng: RNGLike = None):
-        super().__init__(n, T, k, epsilon=math.inf, eta=eta, rng=rng)
+                 distinct: bool = True, rng: RNGLike = None):
+        super().__init__(n, T, k, epsilon=math.inf, eta=eta, distinct=distinct, rng=rng)
 
 
 class BanditOnlineGreedy(NaiveBanditDP):
@@ -84,9 +86,12 @@ class BanditOnlineGreedy(NaiveBanditDP):
         Exploration probability.
     eta : float, optional
         Learning rate.
+    distinct : bool, default=True
+        Experts draw distinct elements (as in :class:`FIDP`); ``False``: independent draws.
     rng : int, Generator, SeedSequence or None, default=None
     """
 
     def __init__(self, n: int, T: int, k: int, *, gamma: float | None = None,
-                 eta: float | None = None, rng: RNGLike = None):
-        super().__init__(n, T, k, epsilon=math.inf, gamma=gamma, eta=eta, rng=rng)
+                 eta: float | None = None, distinct: bool = True, rng: RNGLike = None):
+        super().__init__(n, T, k, epsilon=math.inf, gamma=gamma, eta=eta, distinct=distinct,
+                         rng=rng)

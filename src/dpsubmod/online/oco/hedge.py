@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._rng import RNGLike, as_generator, standard_gumbel
 from ..._validation import check_delta, check_finite, check_int, check_real
-from ...errors import GroundSetMismatchError, StreamLengthError
+from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
 from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition
 from ...privacy.events import PrivacyEvent
@@ -204,16 +204,31 @@ class Hedge(OnlineBase):
         return np.exp(self.log_probabilities())
 
     # -- protocol -----------------------------------------------------------------------------
-    def sample(self) -> np.ndarray:
+    def sample(self, *, distinct: bool = False) -> np.ndarray:
         """One exponential-mechanism draw per copy; returns an int array of shape ``(copies,)``.
+
+        Parameters
+        ----------
+        distinct : bool, default=False
+            Draw the copies in order, each from its distribution restricted to the actions the
+            earlier copies have not drawn (``copies <= n``). Restricting an exponential
+            mechanism to a candidate set fixed by earlier outputs keeps its privacy: every
+            likelihood ratio is a ratio of the same weights over a smaller normaliser, so each
+            copy's draw is as private as the unrestricted one.
 
         Raises
         ------
         StreamLengthError
             With ``max_draws`` given, when the run's data-dependent draws are all made (nothing
             is drawn).
+        ValidationError
+            With ``distinct=True`` and more copies than actions.
         """
         self._ensure_state()
+        if distinct and int(self.copies) > int(self.n):
+            raise ValidationError(
+                f"Hedge.sample(distinct=True) needs copies <= n; this Hedge has "
+                f"copies={self.copies} and n={self.n}. Pass distinct=False.")
         if self._fed and self._allowance is not None:
             if self._dependent >= int(self.max_draws):  # type: ignore[arg-type]
                 raise StreamLengthError(
@@ -227,6 +242,8 @@ class Hedge(OnlineBase):
             self._dependent += 1
         self._draws += 1
         eta = float(self.eta)
+        if distinct:
+            return self._sample_distinct(eta)
         if self._backend.name == "numpy":
             # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
             # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
@@ -235,6 +252,30 @@ class Hedge(OnlineBase):
             return np.argmax(z + standard_gumbel(self._backend.generator, z.shape), axis=1)
         return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
                          for row in self._G], dtype=np.int64)
+
+    def _sample_distinct(self, eta: float) -> np.ndarray:
+        """Copy ``i`` draws from its distribution restricted to the actions copies ``0..i-1``
+        did not draw (Gumbel-max over the allowed actions on numpy, the backend's exponential
+        mechanism over them otherwise)."""
+        n, copies = int(self.n), int(self.copies)
+        allowed = np.ones(n, dtype=bool)
+        out = np.empty(copies, dtype=np.int64)
+        numpy = self._backend.name == "numpy"
+        noise = standard_gumbel(self._backend.generator, (copies, n)) if numpy else None
+        for i in range(copies):
+            cand = np.flatnonzero(allowed)
+            row = self._G[i, cand]
+            if numpy:
+                # Relative to the best allowed action, so one allowed log-weight is 0 even when
+                # the overall leader was drawn by an earlier copy.
+                with np.errstate(over="ignore"):
+                    z = eta * (row - row.max())
+                j = int(np.argmax(z + noise[i, cand]))  # type: ignore[index]
+            else:
+                j = int(self._backend.exponential(row, eta, sensitivity=1.0))
+            out[i] = cand[j]
+            allowed[cand[j]] = False
+        return out
 
     def update(self, gains: object) -> None:
         """Add one gain vector per copy (shape ``(copies, n)``, or ``(n,)`` when ``copies == 1``);
