@@ -211,11 +211,14 @@ def test_a_second_run_into_the_same_results_is_refused_at_once(tmp_path):
             first.communicate()
     assert first.returncode == 130
     check_consistent(results)
+    # the interrupted run removed its lock file on the way out (the refused ones had none)
+    assert not (results.parent / "interrupted.csv.lock").exists()
     # a different experiment may write into the same folder meanwhile; the lock is per file
     other = EXPERIMENT.replace('name = "interrupted"', 'name = "other"').replace(
         "seeds = 300", "seeds = 2")
     (tmp_path / "other.toml").write_text(other)
     assert run("run", "other.toml", "--out", "res", "--no-plots", cwd=tmp_path).returncode == 0
+    assert not list((tmp_path / "res").glob("*.lock"))
 
 
 def test_other_commands_stop_on_a_signal_with_one_line(tmp_path):

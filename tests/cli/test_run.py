@@ -43,6 +43,8 @@ def test_offline_example_writes_results_summary_and_plots(tmp_path):
                 "--no-plots")
     assert again.returncode == 0, again.stderr
     assert "0 cell(s) run, 96 resumed" in again.stdout
+    # the lock of the results file is gone once each run has released it
+    assert not list(tmp_path.glob("*.lock"))
 
 
 def test_online_example_with_workers_and_parquet(tmp_path):
