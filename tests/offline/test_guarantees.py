@@ -76,6 +76,8 @@ def test_private_stochastic_greedy_and_knapsack_greedy():
     kn = Knapsack([1.0, 1.2, 0.9, 0.5, 0.6, 0.4, 0.3, 0.5], budget=2.5)
     g = holds("knapsack_greedy", kn, {})
     assert g.ratio == pytest.approx(E1 / 2) and g.additive == 0.0
+    g = holds("private_greedy", kn, {"epsilon": 5.0})
+    assert g.ratio == pytest.approx(E1 / 2) and g.additive > 0.0
 
 
 def test_the_private_bound_tracks_epsilon():
@@ -93,7 +95,9 @@ def test_vacuous_where_the_theorem_says_nothing():
         g = maximize(F, 3, method=method, rng=0, **kw).guarantee
         assert g.vacuous and not math.isfinite(g.additive)
     kn = Knapsack([1.0, 1.2, 0.9, 0.5, 0.6, 0.4, 0.3, 0.5], budget=2.5)
-    assert maximize(F, kn, method="private_greedy", epsilon=1.0, rng=0).guarantee.vacuous
+    # the knapsack bound is proved for the cost-benefit steps over every item that fits
+    assert maximize(F, kn, method="private_stochastic_greedy", epsilon=1.0, rng=0
+                    ).guarantee.vacuous
     # without a public value_bound the default is the paper's T = r, whose ratio
     # 1 - 1/e - r / 2 < 0 makes the guarantee vacuous; T = ratio_steps(r) keeps half the ratio
     paper = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, rng=0)

@@ -192,7 +192,10 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
 
     * cardinality ``k``: ``F(S) >= (1 - 1/e) OPT - k (2 Delta / eps_step)(ln n + 1)``;
     * any matroid of rank ``r``: ``F(S) >= OPT / 2 - r (2 Delta / eps_step)(ln n + 1)``;
-    * knapsack: ``(1 - 1/e) / 2 OPT`` minus the mechanisms' additive terms.
+    * knapsack: ``(1 - 1/e) / 2 OPT - [A + W((m-1)/e) 2 Delta / eps_step] / 2 - W(1/e) 2 Delta
+      / eps_step``, ``m`` the items that fit alone, ``W`` Lambert's function and ``A`` the
+      cost-benefit steps' error (Khuller, Moss and Naor 1999 with the mechanisms' errors;
+      derived in :mod:`dpsubmod.offline.guarantees`).
 
     Parameters
     ----------
@@ -282,8 +285,12 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     if knap:
         sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens,
                                       allowance, be)
+    # the weights the mechanisms draw with (rounded down, as they are)
     guarantee = em_greedy_guarantee(
-        constraint, f.n, eps_step / (2.0 * delta_sens), sample_size=sample_size,
+        constraint, f.n, exponential_mechanism_weight(eps_step, sensitivity=delta_sens),
+        sample_size=sample_size,
+        ratio_weight=(exponential_mechanism_weight(eps_step, **scorer.mechanism_sensitivity())
+                      if knap else None),
         theorem="Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy)")
     return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
                        params=params, trace=trace, guarantee=guarantee)
