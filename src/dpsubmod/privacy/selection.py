@@ -42,6 +42,19 @@ def _sensitivity_name(kind: str) -> str:
     return "range_sensitivity" if kind == "range" else "sensitivity"
 
 
+def _law_weight(q: np.ndarray, eps: float, base: float, kind: str, c: float, backend: Backend,
+                caller: str) -> tuple[float, np.ndarray]:
+    """The weight and scores of a selection's exact law, as its draws would use them: with a
+    grid backend the effective sensitivity and the grid-rounded scores. A weight outside
+    floating-point range is refused as the sampler refuses it (the law would be NaN, or a
+    uniform law the sampler never draws)."""
+    be = None if backend is None else resolve_backend(backend)
+    eff = base if be is None else be.effective_sensitivity(base, kind=kind)
+    weight = _noise_parameter(_div_down(eps, c * eff), "weight", caller,
+                              sensitivity=_sensitivity_name(kind))
+    return weight, (q if be is None else be.quantize_scores(q, sensitivity=base))
+
+
 def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
                           sensitivity: float | None = None, monotonic: bool = False,
                           range_sensitivity: float | None = None,
@@ -153,7 +166,9 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
 
     Same parameters as :func:`exponential_mechanism`. With a grid ``backend`` (an instance or
     ``"secure"``) the distribution is that of its draws: scores rounded to its grid and the
-    weight computed from its effective sensitivity. Nothing is drawn or recorded.
+    weight computed from its effective sensitivity. Nothing is drawn or recorded. A weight
+    outside floating-point range (``epsilon / sensitivity`` overflowing or underflowing) is
+    refused with a :class:`~dpsubmod.errors.ValidationError`, as the sampler refuses it.
 
     Returns
     -------
@@ -165,13 +180,10 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
     q = _scores(scores, caller, clip_range)
     eps = _epsilon(epsilon, caller)
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
-    if backend is not None:
-        be = resolve_backend(backend)
-        weight = _div_down(eps, c * be.effective_sensitivity(base, kind=kind))
-        q = be.quantize_scores(q, sensitivity=base)
-    else:
-        weight = _div_down(eps, c * base)
-    z = weight * (q - q[np.isfinite(q)].max())
+    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
+    # a huge weight may overflow a gap to -inf: the limit law (probability 0), not worth a warning
+    with np.errstate(over="ignore"):
+        z = weight * (q - q[np.isfinite(q)].max())
     logp = z - special.logsumexp(z[np.isfinite(z)])
     return logp if log else np.exp(logp)
 
@@ -330,6 +342,7 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
     ``floor(m/2) + 1``-point Gauss-Legendre quadrature. With a grid ``backend`` the scores are
     rounded to its grid and the weight uses its effective sensitivity, as in its draws.
     Candidates whose acceptance probability underflows (``w (max q - q_i) > ~745``) get 0.
+    A weight outside floating-point range is refused as :func:`permute_and_flip` refuses it.
 
     Returns
     -------
@@ -343,15 +356,11 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
     q = _scores(scores, caller, clip_range)
     eps = _epsilon(epsilon, caller)
     base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    if backend is not None:
-        be = resolve_backend(backend)
-        weight = _div_down(eps, c * be.effective_sensitivity(base, kind=kind))
-        q = be.quantize_scores(q, sensitivity=base)
-    else:
-        weight = _div_down(eps, c * base)
+    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
     finite = np.isfinite(q)
     p = np.zeros(q.size)
-    p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
+    with np.errstate(over="ignore"):  # a gap overflowing to -inf: acceptance 0, the limit
+        p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
     live = np.flatnonzero(p > 0)
     pl = p[live]
     nodes, wts = special.roots_legendre(live.size // 2 + 1)
