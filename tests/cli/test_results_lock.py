@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsubmod.cli import _paths
+from dpsubmod import _filelock
 from dpsubmod.cli._paths import ResultsLock, lock_results
 from dpsubmod.errors import ValidationError
 
@@ -57,7 +57,7 @@ def test_a_run_that_opened_the_file_just_before_it_was_removed_locks_the_new_fil
     lock_path = str(tmp_path / "exp.csv.lock")
     a = ResultsLock(lock_path)
     assert a.try_acquire()
-    real = _paths._try_flock
+    real = _filelock._try_flock
     calls = []
 
     def a_finishes_first(fd):
@@ -66,11 +66,11 @@ def test_a_run_that_opened_the_file_just_before_it_was_removed_locks_the_new_fil
         calls.append(fd)
         return real(fd)
 
-    monkeypatch.setattr(_paths, "_try_flock", a_finishes_first)
+    monkeypatch.setattr(_filelock, "_try_flock", a_finishes_first)
     b = ResultsLock(lock_path)
     assert b.try_acquire()
     assert len(calls) == 2  # the deleted file, then the new one
-    monkeypatch.setattr(_paths, "_try_flock", real)
+    monkeypatch.setattr(_filelock, "_try_flock", real)
     st, held = os.stat(lock_path), os.fstat(b._fd)
     assert (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
     assert not ResultsLock(lock_path).try_acquire()  # C is refused while B runs
@@ -91,7 +91,7 @@ def test_without_flock_the_filelock_fallback_is_used(tmp_path, monkeypatch):
     def no_flock(fd):
         raise OSError(38, "Function not implemented")
 
-    monkeypatch.setattr(_paths, "_try_flock", no_flock)
+    monkeypatch.setattr(_filelock, "_try_flock", no_flock)
     lock = lock_results(tmp_path / "exp.csv", "--out")
     assert lock._fallback is not None and lock._fallback.is_locked
     with pytest.raises(ValidationError, match="another 'dpsubmod run' is writing"):

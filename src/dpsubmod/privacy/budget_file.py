@@ -1,11 +1,12 @@
 """A privacy budget kept in a file: the command line's budget, shared between processes.
 
 The file is a JSON ledger of every release (time, command, epsilon, delta, rho, rule, data file
-name and content hash). Each charge re-reads the file under a file lock (the ``filelock``
-package), decides with the budget's privacy filter, and replaces the file atomically, so two
-concurrent runs can never both pass when only one fits, and a refused or failed charge leaves the
-file unchanged. A budget file belongs to one data set: the first release binds it to the data
-file's content hash (or ``create(..., data=...)`` does), and a release on other data is refused.
+name and content hash). Each charge re-reads the file under a lock held in ``NAME.json.lock``
+(removed again when the charge ends), decides with the budget's privacy filter, and replaces the
+file atomically, so two concurrent runs can never both pass when only one fits, and a refused or
+failed charge leaves the file unchanged. A budget file belongs to one data set: the first release
+binds it to the data file's content hash (or ``create(..., data=...)`` does), and a release on
+other data is refused.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
+from .._filelock import LockFile
 from ..errors import BudgetFileError, ParameterTypeError
 from .budget import Budget
 from .events import PrivacyEvent
@@ -48,6 +48,25 @@ def data_fingerprint(path: str | os.PathLike) -> dict[str, str]:
             "content of its data file. Check the path."
         ) from None
     return {"name": p.name, "sha256": h.hexdigest()}
+
+
+def _locked(path: Path) -> LockFile:
+    """The budget file's lock, taken (waiting up to ``_LOCK_TIMEOUT`` seconds) before any read."""
+    lock = LockFile(str(path) + ".lock")
+    try:
+        acquired = lock.acquire(_LOCK_TIMEOUT)
+    except OSError as exc:
+        raise BudgetFileError(
+            f"The lock file {path.name + '.lock'!r} of the budget file cannot be created "
+            f"({exc.strerror}); nothing was released. Keep the budget file in a folder you can "
+            "write to, with no other file at that name."
+        ) from None
+    if not acquired:
+        raise BudgetFileError(
+            f"The budget file {path.name!r} stayed locked for {_LOCK_TIMEOUT:g} s by another "
+            "run; nothing was released. Retry when that run has finished."
+        )
+    return lock
 
 
 def _num(x: Any) -> Any:
@@ -105,8 +124,7 @@ class FileBudget(Budget):
         doc = {"format": FORMAT, "version": VERSION, "epsilon": b.epsilon, "delta": b.delta,
                "composition": b.composition, "slack": b.slack,
                "data": None if data is None else data_fingerprint(data), "releases": []}
-        lock = FileLock(str(p) + ".lock", timeout=_LOCK_TIMEOUT)
-        with lock:
+        with _locked(p):
             if p.exists():
                 raise BudgetFileError(
                     f"The budget file {p.name!r} already exists; it was left unchanged. Use "
@@ -189,34 +207,27 @@ class FileBudget(Budget):
     def charge(self, events: PrivacyEvent | Iterable[PrivacyEvent]) -> None:
         """Charge a release under the file lock: re-read, decide, append, replace atomically."""
         ev = as_events(events, "FileBudget.charge")
-        try:
-            lock = FileLock(str(self.path) + ".lock", timeout=_LOCK_TIMEOUT)
-            with lock, self._lock:
-                doc = self._read()
-                self._load(doc)
-                super().charge(ev)  # raises BudgetExceededError; the file is then untouched
-                now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-                for e in ev:
-                    doc["releases"].append({
-                        "time": now, "command": self.command, "mechanism": e.mechanism,
-                        "epsilon": _num(e.epsilon), "delta": e.delta, "rho": e.rho,
-                        "rule": self.composition, "note": e.note,
-                        "data_name": None if self._data is None else self._data["name"],
-                        "data_sha256": None if self._data is None else self._data["sha256"],
-                    })
-                if doc.get("data") is None and self._data is not None:
-                    doc["data"] = dict(self._data)
-                try:
-                    _atomic_write(self.path, doc)
-                except BaseException:
-                    self._load(self._read())  # the file was not replaced: forget the charge
-                    raise
-                self._doc = doc
-        except Timeout:
-            raise BudgetFileError(
-                f"The budget file {self.path.name!r} stayed locked for {_LOCK_TIMEOUT:g} s by "
-                "another run; nothing was released. Retry when that run has finished."
-            ) from None
+        with _locked(self.path), self._lock:
+            doc = self._read()
+            self._load(doc)
+            super().charge(ev)  # raises BudgetExceededError; the file is then untouched
+            now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+            for e in ev:
+                doc["releases"].append({
+                    "time": now, "command": self.command, "mechanism": e.mechanism,
+                    "epsilon": _num(e.epsilon), "delta": e.delta, "rho": e.rho,
+                    "rule": self.composition, "note": e.note,
+                    "data_name": None if self._data is None else self._data["name"],
+                    "data_sha256": None if self._data is None else self._data["sha256"],
+                })
+            if doc.get("data") is None and self._data is not None:
+                doc["data"] = dict(self._data)
+            try:
+                _atomic_write(self.path, doc)
+            except BaseException:
+                self._load(self._read())  # the file was not replaced: forget the charge
+                raise
+            self._doc = doc
 
     def __repr__(self) -> str:
         return (f"FileBudget({self.path.name!r}, epsilon={self.epsilon:.6g}, "
