@@ -91,7 +91,10 @@ def test_clones_share_the_budget(kind):
 def test_cross_validation_in_a_pipeline_charges_every_fold():
     X, y = labelled(900)
     budget = dpsubmod.Budget(10.0)
-    pipe = Pipeline([("select", PrivateFeatureSelector(2, epsilon=1.0, budget=budget)),
+    # seeded numpy draws: the secure default is unseeded, and at epsilon = 1 a fold picks only
+    # noise features in 8 of 200 seeded runs, which made the accuracy check flaky
+    pipe = Pipeline([("select", PrivateFeatureSelector(2, epsilon=1.0, budget=budget,
+                                                       backend="numpy", random_state=0)),
                      ("model", LogisticRegression())])
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and np.all(scores > 0.5)
