@@ -19,7 +19,11 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.functions import Coverage
 from dpsubmod.functions.ksubmodular import KCoverage
 from dpsubmod.offline import list_methods
-from dpsubmod.offline.guarantees import E1, ratio_steps
+from dpsubmod.offline.continuous_greedy import (
+    continuous_greedy_calibration,
+    continuous_greedy_utility_gap,
+)
+from dpsubmod.offline.guarantees import E1, stepwise_ratio
 from dpsubmod.offline.ksubmodular import ks_additive_error
 from oracles import brute_force_max, ks_brute_force_max
 
@@ -58,9 +62,11 @@ def holds(method: str, constraint, kw: dict, *, positive: bool = True) -> Utilit
     ("private_greedy_decomposable", {"epsilon": 5.0, "delta": 1e-6}),
     # value_bound = 1: F is a fraction of records covered, so every singleton value is <= 1
     ("private_continuous_greedy", {"epsilon": 50.0, "value_bound": 1.0}),
-    ("private_continuous_greedy", {"epsilon": 50.0, "steps": 15}),  # m_F <= OPT, ratio_steps(3)
+    ("private_continuous_greedy", {"epsilon": 50.0, "steps": 15}),  # m_F <= OPT
+    ("private_continuous_greedy", {"epsilon": 50.0}),  # the paper's T = r, step by step
     ("dpcg", {"epsilon": 200.0, "value_bound": 1.0}),
     ("dpcg", {"epsilon": 200.0, "steps": 15}),
+    ("dpcg", {"epsilon": 200.0}),
     ("dpcg", {"epsilon": 20.0, "delta": 1e-6, "value_bound": 1.0}),
 ])
 def test_the_stated_bound_holds(method, kw, constraint):
@@ -98,23 +104,34 @@ def test_vacuous_where_the_theorem_says_nothing():
     # the knapsack bound is proved for the cost-benefit steps over every item that fits
     assert maximize(F, kn, method="private_stochastic_greedy", epsilon=1.0, rng=0
                     ).guarantee.vacuous
-    # without a public value_bound the default is the paper's T = r, whose ratio
-    # 1 - 1/e - r / 2 < 0 makes the guarantee vacuous; T = ratio_steps(r) keeps half the ratio
+    # without a public value_bound the default is the paper's T = r: the smoothness reading's
+    # ratio 1 - 1/e - r / 2 is negative there, the step-by-step one is not
     paper = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, rng=0)
     assert paper.params["steps"] == 3
-    assert paper.guarantee.vacuous and paper.guarantee.ratio < 0
-    more = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0,
-                    steps=ratio_steps(3), rng=0)
-    assert ratio_steps(3) == 15
-    assert not more.guarantee.vacuous and more.guarantee.ratio >= E1 / 2
-    # with a public value_bound the default T minimizes the additive term
+    assert not paper.guarantee.vacuous and "step by step" in paper.guarantee.theorem
+    assert paper.guarantee.ratio == pytest.approx(stepwise_ratio(3, 2.0)) and E1 - 3 / 2 < 0
+    # with a public value_bound the default T minimizes the smoothness reading's additive term,
+    # and the better of the two readings at OPT = rank * value_bound is stated
     vb = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0, value_bound=1.0, rng=0)
     T0 = vb.params["steps"]
+    log_bases = math.log(math.comb(F.n, 3))
+
+    def sigma(T):  # the step's expected shortfall
+        cal = continuous_greedy_calibration(1.0, steps=T, rank=3,
+                                            gradient_sensitivity=F.sensitivity)
+        return continuous_greedy_utility_gap(
+            epsilon_step=cal.epsilon_step, rank=3, steps=T, gradient_sensitivity=F.sensitivity,
+            log_n_bases=log_bases, value_bound=0.0)
+
+    def smooth_additive(T):
+        return sigma(T) + 9 / (2 * T)  # m_F r^2 / (2T) with m_F <= 1
+
     for T in (1, 2, 5, 10, 20, 40, 80, 160, 256, T0 - 1, T0 + 1):
-        other = maximize(F, 3, method="private_continuous_greedy", epsilon=1.0,
-                         value_bound=1.0, steps=T, rng=0).guarantee.additive
-        assert other >= vb.guarantee.additive
-    assert vb.guarantee.ratio == E1 and vb.guarantee.opt_bound == 3.0
+        assert smooth_additive(T) >= smooth_additive(T0)
+    assert vb.guarantee.opt_bound == 3.0
+    rho = stepwise_ratio(T0, 2.0)
+    assert vb.guarantee.lower_bound(3.0) == pytest.approx(
+        max(E1 * 3.0 - smooth_additive(T0), rho * (3.0 - sigma(T0))))
     # a public bound on OPT (value_bound * rank) below the additive term: vacuous
     tiny = maximize(F, 3, method="dpcg", epsilon=0.1, value_bound=1e-3, rng=0).guarantee
     assert tiny.vacuous and tiny.opt_bound == pytest.approx(3e-3)
@@ -123,19 +140,6 @@ def test_vacuous_where_the_theorem_says_nothing():
     # sampled gradients: the bound is proved for exact ones
     assert maximize(F, 3, method="dpcg", epsilon=1.0, gradient="sampling", n_samples=20,
                     rng=0).guarantee.vacuous
-
-
-def test_ratio_steps_minimize_the_threshold_above_which_the_bound_says_something():
-    """The bound (1 - 1/e - R^2 / (2T)) OPT - c T is positive iff OPT > c T / (1 - 1/e -
-    R^2 / (2T)), smallest at T = R^2 / (1 - 1/e) whatever the noise c."""
-    for R in (1, 2, 3, 5, 12):
-        def threshold(T, R=R):
-            ratio = E1 - R * R / (2 * T)
-            return T / ratio if ratio > 0 else math.inf
-        T = ratio_steps(R)
-        best = min(range(1, 2000), key=threshold)
-        assert threshold(T) <= threshold(best) * (1 + 1e-2)
-    assert ratio_steps(40) == 256
 
 
 def test_every_method_states_a_guarantee():

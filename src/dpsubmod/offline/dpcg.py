@@ -107,7 +107,10 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     ``K`` steps of :math:`v_k = \arg\max_{v \in P}\langle v, \nabla f(x^{(k)}) + Y^{(k)}\rangle`,
     :math:`x \leftarrow x + v_k/K`, then oblivious rounding (swap rounding for a matroid,
     randomized pipage for a knapsack). See the module docstring for the noise calibration and the
-    guarantee :math:`E f(x) \ge (1 - 1/e) f(x^*) - 2R\,E\|Y\|_\infty - m_F R^2 / (2K)`.
+    guarantee :math:`E f(x) \ge (1 - 1/e) f(x^*) - 2R\,E\|Y\|_\infty - m_F R^2 / (2K)`;
+    ``Result.guarantee`` states the better of it and the step-by-step reading
+    :math:`\rho_K f(x^*) - w_K\, 2R\,E\|Y\|_\infty`, positive at the paper's ``K = ceil(R)``
+    (:func:`~dpsubmod.offline.guarantees.stepwise_ratio`).
 
     Parameters
     ----------
@@ -120,10 +123,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         Total budget. ``delta = 0`` gives pure DP with Laplace noise.
     steps : int, optional
         ``K``. Default: with ``value_bound``, :func:`dpcg_default_steps` (the ``K`` minimizing
-        the bound's additive term, the largest stated bound); without, the paper's
-        ``ceil(R)`` with ``R`` the polytope's l1 radius (the rank for a matroid), whose
-        ``Result.guarantee`` is vacuous from ``R = 2`` on
-        (``docs/algorithms/continuous_greedy.md``).
+        the smoothness bound's additive term); without, the paper's ``ceil(R)`` with ``R`` the
+        polytope's l1 radius (the rank for a matroid; ``docs/algorithms/continuous_greedy.md``).
     noise : {"laplace", "gaussian"}, optional
         Default Laplace when ``delta == 0``, Gaussian otherwise.
     gaussian_calibration : {"auto", "paper", "analytic", "zcdp"}, default="auto"
@@ -214,7 +215,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
             constraint, noise_term=dpcg_utility_gap(scale=noiser.scale, n=f.n, radius=radius,
                                                     steps=K, value_bound=0.0, noise=noise),
             radius=radius, steps=K, value_bound=value_bound, theorem=theorem,
-            rounding_loss=isinstance(constraint, Knapsack))
+            rounding_loss=isinstance(constraint, Knapsack),
+            integral=not isinstance(constraint, Knapsack))
     return make_result(f, list(selection), "dpcg", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=[],
                        guarantee=guarantee)
