@@ -76,14 +76,23 @@ def test_a_lock_path_that_is_a_symbolic_link_is_refused_and_its_target_untouched
 
 
 SPENDER = """
-import contextlib, os, sys, time
+import contextlib, glob, os, sys, time
 from dpsubmod.errors import BudgetExceededError
 from dpsubmod.privacy import FileBudget, PrivacyEvent
 from dpsubmod.privacy import budget_file as bf
 path, go, broken = sys.argv[1], sys.argv[2], sys.argv[3] == "broken"
 write = bf._atomic_write
+first = [True]
 
 def slow_write(p, doc):
+    if broken and first[0]:
+        # the control's interleaving, made certain: every spender has read the empty ledger
+        # (and been granted its first release) before any of them writes
+        first[0] = False
+        open(go + ".read." + str(os.getpid()), "w").close()
+        deadline = time.monotonic() + 60
+        while len(glob.glob(go + ".read.*")) < 4 and time.monotonic() < deadline:
+            time.sleep(0.001)
     time.sleep(0.002)  # widen the window between reading the file and replacing it
     write(p, doc)
 
@@ -115,6 +124,8 @@ def _race(tmp_path, mode: str) -> tuple[int, int]:
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outs]
     go.unlink()
+    for ready in tmp_path.glob(f"{mode}.go.read.*"):
+        ready.unlink()
     reported = sum(int(out) for out, _ in outs)
     return reported, len(json.loads(path.read_text())["releases"])
 
@@ -122,10 +133,11 @@ def _race(tmp_path, mode: str) -> tuple[int, int]:
 @pytest.mark.slow
 def test_concurrent_spenders_never_overspend_and_leave_no_lock_file(tmp_path):
     # Every release a spender was granted is in the file, and they add up to the budget
-    # (20 x 0.05 = 1.0) and no more. The control takes no lock: the spenders then overwrite
-    # each other's releases and are granted more than the budget, which this check catches.
+    # (20 x 0.05 = 1.0) and no more. The control takes no lock, and its four spenders all read
+    # the empty ledger before the first write: they overwrite each other's releases and are
+    # granted more than the budget (at least 23), which this check catches.
     reported, recorded = _race(tmp_path, "locked")
     assert reported == recorded == 20
     assert sorted(f.name for f in tmp_path.iterdir()) == ["locked.json"]
     reported, recorded = _race(tmp_path, "broken")
-    assert reported > 20  # overspent: the control is caught
+    assert reported >= 23 and recorded == 20  # overspent: the control is caught
