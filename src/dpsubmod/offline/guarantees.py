@@ -273,7 +273,7 @@ def continuous_guarantee(constraint: Constraint, *, noise_term: float, radius: f
     directions are 0/1 vectors). ``rounding_loss``: the rounding can lose one element's value
     (``m_F`` more)."""
     smooth = radius * radius / (2.0 * steps) + (1.0 if rounding_loss else 0.0)
-    ratio = stepwise_ratio(steps, radius - 1.0 if integral else radius)
+    ratio = stepwise_ratio(steps, max(0.0, radius - 1.0 if integral else radius))
     stepwise = f"{theorem}; step by step (Calinescu et al. 2011, Lemma 3.3 coupling)"
     if value_bound is not None:
         k = max_feasible_size(constraint)
