@@ -12,6 +12,7 @@ continuous greedy over every path of its exponential mechanism meets ``Result.gu
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -19,46 +20,34 @@ import numpy as np
 import pytest
 
 from dpsubmod import maximize
-from dpsubmod.functions import Coverage
+from dpsubmod.constraints import UniformMatroid
+from dpsubmod.functions import Coverage, FacilityLocation, FeatureBased
+from dpsubmod.functions.base import SetFunction
 from dpsubmod.offline.guarantees import E1, stepwise_ratio
+from oracles import brute_force_max, multilinear_brute_force
 
 TOL = 1e-12
 
 
-def bits(n: int) -> np.ndarray:
-    masks = np.arange(2**n)
-    return ((masks[:, None] >> np.arange(n)) & 1).astype(bool)
+def multilinear(f: SetFunction, x: np.ndarray) -> float:
+    return multilinear_brute_force(f, x)[0]
 
 
-def multilinear(vals: np.ndarray, x: np.ndarray) -> float:
-    b = bits(len(x))
-    return float(np.where(b, x, 1.0 - x).prod(axis=1) @ vals)
+def gradient(f: SetFunction, x: np.ndarray) -> np.ndarray:
+    return multilinear_brute_force(f, x)[1]
 
 
-def gradient(vals: np.ndarray, x: np.ndarray) -> np.ndarray:
-    g = np.empty(len(x))
-    for i in range(len(x)):
-        hi, lo = x.copy(), x.copy()
-        hi[i], lo[i] = 1.0, 0.0
-        g[i] = multilinear(vals, hi) - multilinear(vals, lo)
-    return g
-
-
-def random_function(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:
-    """Values of a monotone submodular function on every subset (index = bit mask)."""
-    b = bits(n)
+def random_function(rng: np.random.Generator, n: int, kind: str) -> SetFunction:
+    """A small monotone submodular function."""
     if kind == "coverage":
         m = int(rng.integers(2, 6))
-        w = rng.random(m)
         covers = rng.random((n, m)) < rng.uniform(0.2, 0.8)
-        return np.array([w[covers[s].any(axis=0)].sum() for s in b])
+        return Coverage(covers.astype(float), weights=rng.random(m))
     if kind == "facility":
-        sim = rng.random((int(rng.integers(2, 6)), n)) ** 3
-        return np.array([sim[:, s].max(axis=1).sum() if s.any() else 0.0 for s in b])
+        return FacilityLocation(rng.random((int(rng.integers(2, 6)), n)) ** 3)
     if kind == "rank1":  # min(1, |S|): every element is a substitute of every other
-        return np.minimum(1.0, b.sum(axis=1)).astype(float)
-    w = rng.random(n)
-    return np.sqrt(b @ w)
+        return Coverage(np.ones((n, 1)))
+    return FeatureBased(rng.random((n, 1)), concave="sqrt")
 
 
 def step_factor(t: float, d: float, e: float, *, product: bool = True) -> float:
@@ -73,7 +62,7 @@ def test_the_step_inequality_holds_and_a_reading_without_the_product_is_caught()
     worst_control = math.inf
     for trial in range(400):
         n = int(rng.integers(2, 6))
-        vals = random_function(rng, n, ["coverage", "facility", "rank1", "sqrt"][trial % 4])
+        f = random_function(rng, n, ["coverage", "facility", "rank1", "sqrt"][trial % 4])
         T = int(rng.integers(1, 8))
         d = 1.0 / T
         s = int(rng.integers(0, T))
@@ -87,21 +76,21 @@ def test_the_step_inequality_holds_and_a_reading_without_the_product_is_caught()
         else:  # a fractional direction of l1 norm at most R
             y = rng.random(n) * (rng.random(n) < 0.7)
             e = float(y.sum())
-        gain = multilinear(vals, x + d * y) - multilinear(vals, x)
-        score = float(y @ gradient(vals, x))
+        gain = multilinear(f, x + d * y) - multilinear(f, x)
+        score = float(y @ gradient(f, x))
         assert gain >= d * step_factor(t, d, e) * score - TOL, (trial, gain, score)
         worst_control = min(worst_control, gain - d * step_factor(t, d, e, product=False) * score)
     assert worst_control < -0.05  # the control overstates a step's gain
 
 
-def greedy_path_value(vals: np.ndarray, n: int, r: int, T: int) -> float:
+def greedy_path_value(f: SetFunction, r: int, T: int) -> float:
     """The noise-free continuous greedy: each step the best base of the exact gradient."""
-    x = np.zeros(n)
+    x = np.zeros(f.n)
     for _ in range(T):
-        y = np.zeros(n)
-        y[np.argsort(-gradient(vals, x), kind="stable")[:r]] = 1.0
+        y = np.zeros(f.n)
+        y[np.argsort(-gradient(f, x), kind="stable")[:r]] = 1.0
         x += y / T
-    return multilinear(vals, x)
+    return multilinear(f, x)
 
 
 def test_the_noise_free_continuous_greedy_meets_the_stated_ratio_and_the_control_fails():
@@ -110,17 +99,16 @@ def test_the_noise_free_continuous_greedy_meets_the_stated_ratio_and_the_control
         n = int(rng.integers(3, 6))
         r = int(rng.integers(2, n))
         T = int(rng.integers(r, 2 * r + 1))
-        vals = random_function(rng, n, ["coverage", "facility", "sqrt"][trial % 3])
-        opt = vals[bits(n).sum(axis=1) <= r].max()
-        value = greedy_path_value(vals, n, r, T)
+        f = random_function(rng, n, ["coverage", "facility", "sqrt"][trial % 3])
+        opt, _ = brute_force_max(f, UniformMatroid(f.n, r))
+        value = greedy_path_value(f, r, T)
         assert value >= stepwise_ratio(T, r - 1.0) * opt - TOL, (trial, n, r, T)
     # Two copies of an element of value 1 and one disjoint element of value 0.45, rank 2, T = 2:
     # both steps take the copies (partial derivatives 1 then 0.5, against 0.45), so f(x_T) = 1
     # where OPT = 1.45. The control, steps that lose nothing to the coupling, claims
     # 1 - (1 - 1/2)^2 = 0.75 of OPT; the stated ratio is 0.34.
     copies = Coverage(np.array([[1, 0], [1, 0], [0, 1]]), weights=[1.0, 0.45])
-    vals = np.array([copies(np.flatnonzero(s)) for s in bits(3)])
-    value = greedy_path_value(vals, 3, 2, 2)
+    value = greedy_path_value(copies, 2, 2)
     assert value == pytest.approx(1.0)
     assert value < (1.0 - (1.0 - 1.0 / 2) ** 2) * 1.45
     assert value >= stepwise_ratio(2, 1.0) * 1.45
@@ -129,14 +117,13 @@ def test_the_noise_free_continuous_greedy_meets_the_stated_ratio_and_the_control
 @pytest.mark.parametrize("epsilon,steps", [(2.0, None), (8.0, None), (8.0, 3), (30.0, 4)])
 def test_private_continuous_greedy_meets_its_guarantee_in_exact_expectation(epsilon, steps):
     """Every path of the exponential mechanism over the 10 bases of a rank-2 uniform matroid
-    on 5 elements is enumerated (10^T paths), so ``E f(x_T)`` is exact; swap rounding keeps
-    ``E F(S) >= f(x_T)``."""
+    on 5 elements is summed over (10^T paths, memoized on how often each element was taken),
+    so ``E f(x_T)`` is exact; swap rounding keeps ``E F(S) >= f(x_T)``."""
     rng = np.random.default_rng(4)
     f = Coverage.from_records([np.flatnonzero(rng.random(5) < p)
                                for p in rng.uniform(0.1, 0.6, size=60)], 5)
     n, r = 5, 2
-    vals = np.array([f(np.flatnonzero(s)) for s in bits(n)])
-    opt = vals[bits(n).sum(axis=1) <= r].max()
+    opt, _ = brute_force_max(f, UniformMatroid(f.n, r))
     res = maximize(f, r, method="private_continuous_greedy", epsilon=epsilon, steps=steps,
                    rng=0)
     g, T, w = res.guarantee, res.params["steps"], res.params["weight"]
@@ -144,21 +131,25 @@ def test_private_continuous_greedy_meets_its_guarantee_in_exact_expectation(epsi
     assert not g.vacuous and g.ratio == pytest.approx(stepwise_ratio(T, r - 1.0))
     bases = [np.array(b) for b in itertools.combinations(range(n), r)]
 
-    def expected(x: np.ndarray, left: int) -> float:
+    @functools.cache
+    def expected(counts: tuple[int, ...], left: int) -> float:
+        # x = counts / T depends only on how often each element was taken, not on the order
+        x = np.array(counts) / T
         if left == 0:
-            return multilinear(vals, x)
-        scores = np.array([gradient(vals, x)[b].sum() for b in bases])
+            return multilinear(f, x)
+        g_x = gradient(f, x)
+        scores = np.array([g_x[b].sum() for b in bases])
         p = np.exp(w * (scores - scores.max()))
         p /= p.sum()
         total = 0.0
         for b, pb in zip(bases, p):
-            if pb > 1e-15:
-                y = np.zeros(n)
-                y[b] = 1.0
-                total += pb * expected(x + y / T, left - 1)
+            nxt = list(counts)
+            for e in b:
+                nxt[e] += 1
+            total += pb * expected(tuple(nxt), left - 1)
         return total
 
-    mean = expected(np.zeros(n), T)
+    mean = expected((0,) * n, T)
     assert mean >= g.lower_bound(opt) - TOL
     assert g.lower_bound(opt) > 0.1 * opt  # a bound that says something here
 
