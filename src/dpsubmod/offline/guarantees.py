@@ -272,37 +272,30 @@ def continuous_guarantee(constraint: Constraint, *, noise_term: float, radius: f
     bounded by ``OPT``; and the step-by-step bound of :func:`stepwise_ratio` (``integral``: the
     directions are 0/1 vectors). ``rounding_loss``: the rounding can lose one element's value
     (``m_F`` more)."""
-    smooth = radius * radius / (2.0 * steps) + (1.0 if rounding_loss else 0.0)
+    if rounding_loss and value_bound is None:
+        # m_F <= OPT at best: the ratio of either reading would drop by 1, below 0
+        return no_guarantee(f"{theorem}: the rounding can lose one element's value, bounded "
+                            "only by OPT, which leaves no positive ratio; pass a public "
+                            "value_bound")
+    smooth = radius * radius / (2.0 * steps)
     ratio = stepwise_ratio(steps, max(0.0, radius - 1.0 if integral else radius))
     stepwise = f"{theorem}; step by step (Calinescu et al. 2011, Lemma 3.3 coupling)"
     if value_bound is not None:
         k = max_feasible_size(constraint)
-        extra = value_bound if rounding_loss else 0.0
+        loss = value_bound if rounding_loss else 0.0
+        bound = f"m_F <= value_bound = {value_bound:.4g}"
         options = [
-            utility_guarantee(E1, noise_term + value_bound * smooth, units=UNITS,
-                              theorem=f"{theorem}; smoothness, m_F <= value_bound = "
-                                      f"{value_bound:.4g}", opt_bound=k * value_bound),
-            utility_guarantee(ratio, ratio * noise_term + extra, units=UNITS,
-                              theorem=stepwise + (f"; m_F <= value_bound = {value_bound:.4g}"
-                                                  if rounding_loss else ""),
+            utility_guarantee(E1, noise_term + value_bound * smooth + loss, units=UNITS,
+                              theorem=f"{theorem}; smoothness, {bound}",
+                              opt_bound=k * value_bound),
+            utility_guarantee(ratio, ratio * noise_term + loss, units=UNITS,
+                              theorem=f"{stepwise}; {bound}" if rounding_loss else stepwise,
                               opt_bound=k * value_bound)]
         return max(options, key=lambda g: (g.lower_bound(g.opt_bound), g.ratio))
-    # m_F <= OPT needs every singleton feasible; only the smoothness term and the rounding's
-    # loss involve m_F
-    feasible = singletons_feasible(constraint)
-    options = []
-    if feasible:
+    options = [utility_guarantee(ratio, ratio * noise_term, units=UNITS, theorem=stepwise)]
+    if singletons_feasible(constraint):  # m_F <= OPT: the smoothness term joins the ratio
         options.append(utility_guarantee(E1 - smooth, noise_term, units=UNITS, theorem=(
             f"{theorem}; smoothness, m_F <= OPT (every singleton feasible)")))
-    if feasible or not rounding_loss:
-        options.append(utility_guarantee(
-            ratio - (1.0 if rounding_loss else 0.0), ratio * noise_term, units=UNITS,
-            theorem=stepwise + ("; m_F <= OPT (every singleton feasible)" if rounding_loss
-                                else "")))
-    if not options:
-        return no_guarantee(f"{theorem}: some element is infeasible alone, so the rounding's "
-                            "loss max_e F({e}) is not bounded by OPT; pass a public "
-                            "value_bound")
     return max(options, key=lambda g: (g.ratio, -g.additive))
 
 
