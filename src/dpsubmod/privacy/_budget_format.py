@@ -116,7 +116,7 @@ def decode(raw: bytes) -> Any:
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise Damaged(f"is not valid JSON (corrupt or truncated: {exc.msg} at line "
+        raise Damaged(f"is not valid JSON (corrupt or truncated: {exc.msg}; line "
                       f"{exc.lineno}, column {exc.colno})") from None
     except (RecursionError, ValueError):
         raise Damaged("is not valid JSON (corrupt: nested too deeply, or a number that is not "
