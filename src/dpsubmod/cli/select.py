@@ -276,6 +276,9 @@ examples:
       --bins 4 --bounds age=18,90 --bounds income=0,200000 --k 3 --epsilon 2
   dpsubmod select people.csv --task coverage --k 3 --epsilon 0.5 --delta 1e-6
   dpsubmod select rides.csv --task coverage --check-data
+  dpsubmod budget new rides-budget.json --dataset rides --epsilon 3
+  dpsubmod select rides.csv --task coverage --k 3 --epsilon 0.5 \
+      --budget rides-budget.json --dataset rides --out result.json
 
 One row of the data file is one record (one person): the guarantee hides any single row being
 replaced by any other. Candidates, bandwidths, bounds, thresholds, groups and capacities are
