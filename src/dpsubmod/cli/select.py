@@ -277,7 +277,7 @@ examples:
   dpsubmod select people.csv --task coverage --k 3 --epsilon 0.5 --delta 1e-6
   dpsubmod select rides.csv --task coverage --check-data
   dpsubmod budget new rides-budget.json --dataset rides --epsilon 3
-  dpsubmod select rides.csv --task coverage --k 3 --epsilon 0.5 \
+  dpsubmod select rides.csv --task coverage --k 3 --epsilon 0.5 \\
       --budget rides-budget.json --dataset rides --out result.json
 
 One row of the data file is one record (one person): the guarantee hides any single row being
