@@ -74,7 +74,7 @@ class PendingFile:
         self.tmp: Path | None = tmp
         self._fd: int | None = fd
         try:
-            if mode != 0o666:
+            if mode != 0o666 and hasattr(os, "fchmod"):
                 os.fchmod(fd, mode)  # keep the replaced file's permissions (the umask cut them)
             if reserve > 0:
                 _reserve(fd, int(reserve))
