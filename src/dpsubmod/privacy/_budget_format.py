@@ -27,10 +27,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import BudgetFileError, DPSubmodError
+from ..errors import BudgetFileError, DPSubmodError, ValidationError
+from .budget import Budget
+from .events import PrivacyEvent
 
-__all__ = ["FORMAT", "VERSION", "canonical_digest", "chain", "decode", "check_dataset",
-           "check_document", "upgrade_v1"]
+__all__ = ["FORMAT", "VERSION", "Damaged", "Modified", "canonical_digest", "chain", "decode",
+           "check_dataset", "check_document", "error", "upgrade_v1"]
 
 FORMAT = "dpsubmod-budget"
 VERSION = 2
@@ -53,8 +55,6 @@ def check_dataset(name: object, option: str) -> str:
 
     ``option`` names the user's argument in the error (``--dataset`` or ``dataset``).
     """
-    from ..errors import ValidationError
-
     if not isinstance(name, str) or not name.strip():
         raise ValidationError(
             f"{option} must name the data set the budget protects (for example {option} "
@@ -152,9 +152,6 @@ def _text(where: str, x: Any) -> str:
 def check_document(doc: Any) -> dict[str, Any]:
     """Check a decoded version-2 budget document: its types, its limit, its events and its hash
     chain. Returns it; raises :class:`Damaged` (or :class:`Modified`) naming the problem."""
-    from .budget import Budget
-    from .events import PrivacyEvent
-
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise Damaged("is not a dpsubmod budget file (it has no \"format\": \"dpsubmod-budget\")")
     version = doc.get("version")
@@ -239,8 +236,8 @@ def upgrade_v1(doc: Any, dataset: str) -> dict[str, Any]:
         raise Damaged("is damaged: a number is not finite") from None
 
 
-def error(path: Path, problem: Damaged, *, tail: str = "it was left unchanged.") -> BudgetFileError:
+def error(path: Path, problem: Damaged) -> BudgetFileError:
     """The one-line error of a budget file at ``path`` with ``problem``."""
     fix = (" Restore it from a backup; a budget cannot be rebuilt from memory." if
            isinstance(problem, Modified) else "")
-    return BudgetFileError(f"The budget file {path.name!r} {problem}; {tail}{fix}")
+    return BudgetFileError(f"The budget file {path.name!r} {problem}; it was left unchanged.{fix}")
