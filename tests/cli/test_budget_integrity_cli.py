@@ -260,7 +260,7 @@ def test_a_full_disk_under_out_is_found_before_the_charge(tiny_disk, tmp_path, r
     before = budget.read_bytes()
     _fill(tiny_disk)
     refused(*select(capsys, rides, budget, "0.5", "--out", tiny_disk / "r.json"),
-            "--out r.json", "No space left", "nothing was read, charged or released")
+            "--out r.json", "No space left", "nothing was charged or released")
     assert budget.read_bytes() == before
     assert sorted(p.name for p in tiny_disk.iterdir()) == ["filler"]
 
@@ -320,7 +320,8 @@ def test_an_error_after_the_charge_says_so_without_a_disk(tmp_path, rides, capsy
         return real_replace(src, dst, *a, **k)
 
     monkeypatch.setattr(_atomic.os, "replace", failing)
-    refused(*select(capsys, rides, budget, "0.5", "--out", tmp_path / "r.json"),
-            "Input/output error", "nothing was released", "WAS charged")
-    assert not (tmp_path / "r.json").exists()
+    refused(*select(capsys, rides, budget, "0.5", "--out", tmp_path / "r.json",
+                    "--diagnostics", tmp_path / "d.json"),
+            "--out r.json", "Input/output error", "nothing was released", "WAS charged")
+    assert not (tmp_path / "r.json").exists() and (tmp_path / "d.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

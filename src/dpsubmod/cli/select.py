@@ -39,21 +39,38 @@ _CALLER = "dpsubmod select"
 _RESERVE = 16 * 1024
 
 
-def _pending(path: Path | None, opt: str) -> Any:
-    """A fresh temporary file beside ``path``, with its space reserved, before any charge."""
-    if path is None:
-        return None
+def _outputs(diag: Path | None, out: Path | None) -> list[Any]:
+    """Fresh temporary files for ``--diagnostics`` and ``--out`` (None where not asked for),
+    with their space reserved, made before any charge; none is left behind on failure."""
+    made: list[Any] = []
+    try:
+        for path, opt in ((diag, "--diagnostics"), (out, "--out")):
+            made.append(None if path is None else _pending(path, opt))
+    except BaseException:
+        _discard(made)
+        raise
+    return made
+
+
+def _discard(pending: list[Any]) -> None:
+    for p in pending:
+        if p is not None:
+            p.discard()
+
+
+def _pending(path: Path, opt: str) -> Any:
     from .._atomic import PendingFile
 
     try:
         return PendingFile(path, reserve=_RESERVE)
     except OSError as exc:
         raise error(f"{opt} {path.name}: cannot write in {path.parent} ({exc.strerror}; "
-                    f"{_RESERVE // 1024} KiB are needed); nothing was read, charged or "
+                    f"{_RESERVE // 1024} KiB are needed); nothing was charged or "
                     f"released. Free some space or pass {opt} with another file.") from None
 
 
 def _commit(pending: Any, opt: str, doc: dict[str, Any], budget: Any, args: Any) -> None:
+    """Write one output after the charge; a failure says what was spent."""
     try:
         pending.commit((json.dumps(doc, indent=2, default=_json_default) + "\n").encode())
     except OSError as exc:
@@ -186,33 +203,34 @@ def _select(args: argparse.Namespace) -> int:
     elif args.dataset is not None:
         raise error("--dataset names the data set of a budget file; pass --budget FILE too "
                     "(or drop --dataset).")
-    # The outputs are created, and their space reserved, before anything is charged.
-    pending = [_pending(out, "--out"), _pending(diag, "--diagnostics")]
+    scale = scale_options(args)
+    task = build_task(args.task, args.data, columns=record_columns(args), names=column_names(args),
+                      invalid=args.invalid_rows, **scale, **public)
+    spec = build_constraint(task, k=args.k, groups=read_groups(args.groups),
+                            capacities=parse_capacities(args.capacities), k_name="--k")
+    # the outputs are created, with their space reserved, before anything is charged
+    pending = _outputs(diag, out)
     try:
-        scale = scale_options(args)
-        task = build_task(args.task, args.data, columns=record_columns(args),
-                          names=column_names(args), invalid=args.invalid_rows, **scale, **public)
-        spec = build_constraint(task, k=args.k, groups=read_groups(args.groups),
-                                capacities=parse_capacities(args.capacities), k_name="--k")
-        try:
-            with _progress(task, spec) as bar:
-                rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                                     backend=args.backend, budget=budget, rng=args.seed)
-                bar.close()
-        finally:
-            client = getattr(getattr(task.f, "blocks", None), "client", None)
-            if args.scheduler is not None and client is not None:
-                client.close()
+        with _progress(task, spec) as bar:
+            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                 backend=args.backend, budget=budget, rng=args.seed)
+            bar.close()
+    except BaseException:
+        _discard(pending)
+        raise
+    finally:
+        client = getattr(getattr(task.f, "blocks", None), "client", None)
+        if args.scheduler is not None and client is not None:
+            client.close()
+    try:
         doc = rel.to_dict(__version__)
         # the owner's diagnostics first: when the release then fails, nothing was released
-        if pending[1] is not None:
-            _commit(pending[1], "--diagnostics", rel.diagnostics(), budget, args)
         if pending[0] is not None:
-            _commit(pending[0], "--out", doc, budget, args)
+            _commit(pending[0], "--diagnostics", rel.diagnostics(), budget, args)
+        if pending[1] is not None:
+            _commit(pending[1], "--out", doc, budget, args)
     finally:
-        for p in pending:
-            if p is not None:
-                p.discard()
+        _discard(pending)  # what was not committed
     _print(args, rel, doc, out, diag)
     return 0
 
