@@ -144,8 +144,27 @@ class FileBudget(Budget):
                slack: float | None = None) -> FileBudget:
         """Write a new budget file bound to ``dataset`` (refused if ``path`` exists) and open it.
 
-        ``dataset`` names the data set (the people) the budget protects; every process that
-        charges the budget names it again.
+        Parameters
+        ----------
+        path : str or path-like
+            The file to create; nothing may exist at that name (not even a dangling link).
+        epsilon, delta, composition, slack
+            The limit and the privacy filter, as for :class:`~dpsubmod.privacy.Budget`.
+        dataset : str
+            The data set (the people) the budget protects, for example ``"rides"``; every
+            process that charges the budget names it again. More rows, a new export or another
+            file format of the same data set keep the name.
+
+        Returns
+        -------
+        FileBudget
+
+        Raises
+        ------
+        BudgetFileError
+            When something exists at ``path`` or the file cannot be written.
+        ValidationError
+            For an invalid limit or data set name.
         """
         name = check_dataset(dataset, "dataset")
         b = Budget(epsilon, delta, composition, slack=slack)  # validates the limit
@@ -167,8 +186,23 @@ class FileBudget(Budget):
     def upgrade(cls, path: str | os.PathLike, *, dataset: str) -> FileBudget:
         """Convert a format-version-1 budget file in place and open it.
 
-        Every release is kept (so what was spent still counts); the data file's hash and name,
-        which version 1 stored, are dropped, and the budget is bound to ``dataset``.
+        Parameters
+        ----------
+        path : str or path-like
+            A budget file of format version 1 (which stored a hash of its data file).
+        dataset : str
+            The data set (the people) the budget protects from now on.
+
+        Returns
+        -------
+        FileBudget
+            Every release is kept, so what was spent still counts; the data file's hash and
+            name are dropped.
+
+        Raises
+        ------
+        BudgetFileError
+            When the file is not a readable version-1 budget file; it is left unchanged.
         """
         name = check_dataset(dataset, "dataset")
         shown, real = _real(path, "FileBudget.upgrade")
