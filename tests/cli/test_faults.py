@@ -278,7 +278,8 @@ def blocked(tmp_path: Path, dpsubmod) -> Path:
     (tmp_path / "blocker").write_text("a file")
     (tmp_path / "exp.toml").write_text(EXPERIMENT.replace("seeds = 300", "seeds = 2"))
     (tmp_path / "data.csv").write_text("s0,s1,s2\n1,0,1\n0,1,1\n1,1,0\n0,0,1\n")
-    assert dpsubmod("budget", "new", "b.json", "--epsilon", "5", cwd=tmp_path).returncode == 0
+    assert dpsubmod("budget", "new", "b.json", "--dataset", "d", "--epsilon", "5",
+                    cwd=tmp_path).returncode == 0
     return tmp_path
 
 
@@ -300,7 +301,7 @@ def _readonly(tmp_path: Path) -> Path:
 
 
 SELECT = ["select", "data.csv", "--task", "coverage", "--k", "1", "--epsilon", "1",
-          "--backend", "numpy", "--seed", "0", "--budget", "b.json"]
+          "--backend", "numpy", "--seed", "0", "--budget", "b.json", "--dataset", "d"]
 WRONG_PATHS = {
     "demo under a file": (["demo", "--seeds", "2", "--out", "blocker/sub"], "--out",
                           "blocker is a file"),
@@ -318,7 +319,8 @@ WRONG_PATHS = {
     "select under a file": ([*SELECT, "--out", "blocker/r.json"], "--out", "blocker is a file"),
     "select missing folder": ([*SELECT, "--out", "missing/r.json"], "--out",
                               "does not exist"),
-    "budget file under a file": (["budget", "new", "blocker/b2.json", "--epsilon", "1"], "FILE",
+    "budget file under a file": (["budget", "new", "blocker/b2.json", "--dataset", "d", "--epsilon",
+                                  "1"], "FILE",
                                  "blocker is a file"),
     "select diagnostics under a file": ([*SELECT, "--diagnostics", "blocker/d.json"],
                                         "--diagnostics", "blocker is a file"),

@@ -384,11 +384,11 @@ def test_a_refused_release_leaves_the_budget_unchanged(tmp_path, capsys):
     data = rides(tmp_path)
     (tmp_path / "headerless.csv").write_text("40.7,-73.9\n40.8,-74.0\n")
     budget = tmp_path / "b.json"
-    assert main(["budget", "new", str(budget), "--epsilon", "2"]) == 0
+    assert main(["budget", "new", str(budget), "--dataset", "rides", "--epsilon", "2"]) == 0
     before = budget.read_text()
     status = main(["select", str(data), "--task", "facility-location", "--candidates",
                    str(tmp_path / "headerless.csv"), "--k", "1", "--epsilon", "1",
-                   "--budget", str(budget)])
+                   "--budget", str(budget), "--dataset", "rides"])
     assert status == 2 and "no header" in capsys.readouterr().err
     assert budget.read_text() == before
 
@@ -462,11 +462,11 @@ def test_scale_refusals_are_one_line_before_any_noise(tmp_path, capsys, case):
     extra, needles = SCALE_BAD[case]
     data = rides_parquet(tmp_path)
     budget = tmp_path / "b.json"
-    assert main(["budget", "new", str(budget), "--epsilon", "2"]) == 0
+    assert main(["budget", "new", str(budget), "--dataset", "rides", "--epsilon", "2"]) == 0
     before = budget.read_text()
     capsys.readouterr()
     status = main(["select", str(data), *GRID, "--epsilon", "1", "--budget", str(budget),
-                   "--out", str(tmp_path / "r.json"), *extra])
+                   "--dataset", "rides", "--out", str(tmp_path / "r.json"), *extra])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     for needle in needles:

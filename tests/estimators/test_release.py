@@ -148,7 +148,7 @@ def test_a_clone_of_a_pickled_selector_refuses_too():
 
 def test_a_file_budget_survives_pickling(tmp_path):
     X, y = labelled()
-    FileBudget.create(tmp_path / "b.json", 3.0)
+    FileBudget.create(tmp_path / "b.json", 3.0, dataset="cancer")
     est = PrivateFeatureSelector(2, epsilon=1.0, budget=FileBudget(tmp_path / "b.json"))
     pickle.loads(pickle.dumps(est)).fit(X, y)
     assert FileBudget(tmp_path / "b.json").spent[0] == pytest.approx(1.0)
@@ -156,7 +156,7 @@ def test_a_file_budget_survives_pickling(tmp_path):
 
 def test_parallel_cross_validation_with_a_file_budget(tmp_path):
     X, y = labelled(900)
-    FileBudget.create(tmp_path / "b.json", 10.0)
+    FileBudget.create(tmp_path / "b.json", 10.0, dataset="cancer")
     pipe = Pipeline([("select", PrivateFeatureSelector(
         2, epsilon=1.0, budget=FileBudget(tmp_path / "b.json"))),
         ("model", LogisticRegression())])

@@ -203,7 +203,7 @@ def budget_call(draw: Any) -> tuple[Case, list[str], dict[str, str]]:
     if action == "new":
         eps = draw(st.sampled_from(["1", "0", "-1", "nan", "inf", "abc", "1e308"]) if bad else
                    st.sampled_from(["1", "2.5"]))
-        args = ["budget", "new", "b.json", "--epsilon", eps, "--data", "data.csv"]
+        args = ["budget", "new", "b.json", "--epsilon", eps, "--dataset", "data"]
         if eps in ("0", "-1", "nan", "inf", "abc"):
             case.mark_bad("epsilon", "epsilon")
         elif eps == "1e308":
@@ -228,8 +228,8 @@ def test_budget_command(workdir: Path, call: tuple[Case, list[str], dict[str, st
     sub.mkdir()
     content = files.pop("__content__", None)
     if content is not None:
-        code, _, err = _run_cli(["budget", "new", "b.json", "--epsilon", "1", "--data",
-                                 "data.csv"], sub, TIMEOUT) if (sub / "data.csv").write_text(
+        code, _, err = _run_cli(["budget", "new", "b.json", "--epsilon", "1", "--dataset",
+                                 "data"], sub, TIMEOUT) if (sub / "data.csv").write_text(
                                      files["data.csv"]) else (0, "", "")
         assert code == 0, err
         text = (sub / "b.json").read_text()

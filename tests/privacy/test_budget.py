@@ -277,31 +277,29 @@ def test_budget_pickles_and_copies_without_its_lock():
 
 
 def test_file_budget_records_each_release_and_persists(tmp_path):
-    data = tmp_path / "rides.csv"
-    data.write_text("lat,lon\n1,2\n")
     path = tmp_path / "budget.json"
-    FileBudget.create(path, 1.0)
-    fb = FileBudget(path, data=data, command="dpsubmod select rides.csv")
+    FileBudget.create(path, 1.0, dataset="rides")
+    fb = FileBudget(path, dataset="rides", command="dpsubmod select rides.csv")
     laplace(0.0, epsilon=0.4, sensitivity=1.0, budget=fb, rng=0)
     doc = json.loads(path.read_text())
     (rel,) = doc["releases"]
     assert rel["epsilon"] == 0.4 and rel["delta"] == 0.0 and rel["rule"] == "basic"
-    assert rel["command"] == "dpsubmod select rides.csv" and rel["data_name"] == "rides.csv"
-    assert len(rel["data_sha256"]) == 64 and "time" in rel
-    assert doc["data"]["name"] == "rides.csv"  # bound by the first release
-    again = FileBudget(path, data=data)
+    assert rel["command"] == "dpsubmod select rides.csv" and "time" in rel
+    assert doc["dataset"] == "rides" and fb.dataset == "rides"
+    assert len(rel["prev"]) == 64 and len(doc["head"]) == 64
+    again = FileBudget(path, dataset="rides")
     assert again.spent == (pytest.approx(0.4), 0.0)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="never reset"):
         laplace(0.0, epsilon=0.7, sensitivity=1.0, budget=again, rng=0)
     assert json.loads(path.read_text()) == doc
 
 
 @pytest.mark.parametrize("content, match", [
     ("{not json", "not valid JSON"),
-    ('{"format": "dpsubmod-budget", "version": 1, "epsilon": 1.0', "not valid JSON"),
+    ('{"format": "dpsubmod-budget", "version": 2, "epsilon": 1.0', "not valid JSON"),
     ('{"format": "something-else"}', "not a dpsubmod budget file"),
     ('{"format": "dpsubmod-budget", "version": 99, "epsilon": 1.0}', "newer version"),
-    ('{"format": "dpsubmod-budget", "version": 1, "epsilon": 1.0}', "truncated or damaged"),
+    ('{"format": "dpsubmod-budget", "version": 2, "epsilon": 1.0}', "truncated or damaged"),
 ])
 def test_bad_budget_files_are_refused_and_left_unchanged(tmp_path, content, match):
     path = tmp_path / "b.json"
@@ -311,18 +309,15 @@ def test_bad_budget_files_are_refused_and_left_unchanged(tmp_path, content, matc
     assert path.read_text() == content
 
 
-def test_budget_file_for_other_data_is_refused(tmp_path):
-    a, other = tmp_path / "a.csv", tmp_path / "b.csv"
-    a.write_text("x\n1\n")
-    other.write_text("x\n2\n")
+def test_budget_file_for_another_data_set_is_refused(tmp_path):
     path = tmp_path / "budget.json"
-    FileBudget.create(path, 1.0, data=a)
-    before = path.read_text()
-    with pytest.raises(BudgetFileError, match="protects the data file 'a.csv'"):
-        FileBudget(path, data=other)
-    assert path.read_text() == before
+    FileBudget.create(path, 1.0, dataset="rides")
+    before = path.read_bytes()
+    with pytest.raises(BudgetFileError, match="protects the data set 'rides', not 'trips'"):
+        FileBudget(path, dataset="trips")
+    assert path.read_bytes() == before
     with pytest.raises(BudgetFileError, match="already exists"):
-        FileBudget.create(path, 2.0)
+        FileBudget.create(path, 2.0, dataset="rides")
     with pytest.raises(BudgetFileError, match="does not exist"):
         FileBudget(tmp_path / "missing.json")
 
@@ -339,11 +334,11 @@ def _race(path: str, barrier, results) -> None:
 
 def test_two_processes_cannot_both_pass_when_only_one_fits(tmp_path):
     path = tmp_path / "budget.json"
-    FileBudget.create(path, 1.0)
+    FileBudget.create(path, 1.0, dataset="d")
     ctx = mp.get_context("spawn")
     for _ in range(3):
         path.unlink()
-        FileBudget.create(path, 1.0)
+        FileBudget.create(path, 1.0, dataset="d")
         barrier, results = ctx.Barrier(2), ctx.Queue()
         procs = [ctx.Process(target=_race, args=(str(path), barrier, results)) for _ in range(2)]
         for p in procs:

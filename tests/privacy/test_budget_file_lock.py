@@ -19,20 +19,20 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock protocol 
 
 def test_no_lock_file_remains_after_create_charge_refusal_or_failure(tmp_path, monkeypatch):
     path = tmp_path / "b.json"
-    FileBudget.create(path, 1.0)
+    FileBudget.create(path, 1.0, dataset="d")
     assert [f.name for f in tmp_path.iterdir()] == ["b.json"]
     fb = FileBudget(path)
     fb.charge(PrivacyEvent.pure("laplace", 0.6))
     with pytest.raises(BudgetExceededError):
         fb.charge(PrivacyEvent.pure("laplace", 0.6))
     with pytest.raises(BudgetFileError, match="already exists"):
-        FileBudget.create(path, 1.0)
+        FileBudget.create(path, 1.0, dataset="d")
 
-    def disk_full(p, doc):
+    def disk_full(p, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(bf, "_atomic_write", disk_full)
-    with pytest.raises(OSError, match="No space"):
+    monkeypatch.setattr(bf, "write_atomic", disk_full)
+    with pytest.raises(BudgetFileError, match="No space.*not charged and nothing was released"):
         fb.charge(PrivacyEvent.pure("laplace", 0.1))
     assert [f.name for f in tmp_path.iterdir()] == ["b.json"]
     assert len(json.loads(path.read_text())["releases"]) == 1
@@ -40,7 +40,7 @@ def test_no_lock_file_remains_after_create_charge_refusal_or_failure(tmp_path, m
 
 def test_a_charge_waits_for_the_holder_and_a_timeout_changes_nothing(tmp_path, monkeypatch):
     path = tmp_path / "b.json"
-    FileBudget.create(path, 1.0)
+    FileBudget.create(path, 1.0, dataset="d")
     before = path.read_text()
     fb = FileBudget(path)
     holder = LockFile(str(path) + ".lock")  # another process's charge, in the middle
@@ -65,7 +65,7 @@ def test_a_charge_waits_for_the_holder_and_a_timeout_changes_nothing(tmp_path, m
 
 def test_a_lock_path_that_is_a_symbolic_link_is_refused_and_its_target_untouched(tmp_path):
     path = tmp_path / "b.json"
-    FileBudget.create(path, 1.0)
+    FileBudget.create(path, 1.0, dataset="d")
     target = tmp_path / "precious.txt"
     target.write_text("keep")
     (tmp_path / "b.json.lock").symlink_to(target)
@@ -81,7 +81,7 @@ from dpsubmod.errors import BudgetExceededError
 from dpsubmod.privacy import FileBudget, PrivacyEvent
 from dpsubmod.privacy import budget_file as bf
 path, go, broken = sys.argv[1], sys.argv[2], sys.argv[3] == "broken"
-write = bf._atomic_write
+write = bf.write_atomic
 first = [True]
 
 def slow_write(p, doc):
@@ -96,7 +96,7 @@ def slow_write(p, doc):
     time.sleep(0.002)  # widen the window between reading the file and replacing it
     write(p, doc)
 
-bf._atomic_write = slow_write
+bf.write_atomic = slow_write
 if broken:  # the control: a charge that takes no lock at all
     bf._locked = lambda p: contextlib.nullcontext()
 fb = FileBudget(path)
@@ -116,7 +116,7 @@ print(released)
 def _race(tmp_path, mode: str) -> tuple[int, int]:
     """(releases the spenders reported, releases the file recorded) for 4 spenders of 0.05."""
     path, go = tmp_path / f"{mode}.json", tmp_path / f"{mode}.go"
-    FileBudget.create(path, 1.0)
+    FileBudget.create(path, 1.0, dataset="d")
     procs = [subprocess.Popen([sys.executable, "-c", SPENDER, str(path), str(go), mode],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]

@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from .._atomic import write_atomic
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
 from ._paths import check_output_file
@@ -72,7 +73,7 @@ def _audit(args: argparse.Namespace) -> int:
               "never prove it).")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({
+        write_atomic(out, json.dumps({
             "algorithm": args.name, "epsilon_claimed": res.epsilon_claimed, "delta": res.delta,
             "epsilon_lower_bound": res.epsilon_lower_bound, "violation": res.violation,
             "noise_factor": args.noise_factor, "runs_per_input": res.n_runs,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._atomic import replacing
 from .._validation import check_epsilon, check_int
 from ._paths import check_output_folder
 
@@ -79,7 +80,7 @@ def _demo(args: argparse.Namespace) -> int:
           ", ".join(data.feature_names[e] for e in greedy_sel))
     print("Utility is measured on the private data; it is a diagnostic, not a private release.")
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "demo.csv", "w") as fh:
+    with replacing(out / "demo.csv") as fh:
         fh.write("method,epsilon,privacy,relative_utility,sd,mean_value,evaluations,seconds\n")
         for r in rows:
             fh.write(f"{r['method']},{r['epsilon']},\"{r['privacy']}\",{r['mean']:.6g},"

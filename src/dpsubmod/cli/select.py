@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -35,14 +34,55 @@ __all__ = ["register", "TASKS"]
 TASKS = ("facility-location", "feature-selection", "coverage")
 _CALLER = "dpsubmod select"
 
-def _write(path: Path, opt: str, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+#: Bytes reserved for each output file before the budget is charged (a release is a few KiB),
+#: so that a full disk is found while nothing has been spent.
+_RESERVE = 16 * 1024
+
+
+def _outputs(diag: Path | None, out: Path | None) -> list[Any]:
+    """Fresh temporary files for ``--diagnostics`` and ``--out`` (None where not asked for),
+    with their space reserved, made before any charge; none is left behind on failure."""
+    made: list[Any] = []
     try:
-        tmp.write_text(json.dumps(doc, indent=2, default=_json_default) + "\n")
-        os.replace(tmp, path)
+        for path, opt in ((diag, "--diagnostics"), (out, "--out")):
+            made.append(None if path is None else _pending(path, opt))
+    except BaseException:
+        _discard(made)
+        raise
+    return made
+
+
+def _discard(pending: list[Any]) -> None:
+    for p in pending:
+        if p is not None:
+            p.discard()
+
+
+def _pending(path: Path, opt: str) -> Any:
+    from .._atomic import PendingFile
+
+    try:
+        return PendingFile(path, reserve=_RESERVE)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise error(f"{opt} {path.name}: cannot write ({exc.strerror}).") from None
+        raise error(f"{opt} {path.name}: cannot write in {path.parent} ({exc.strerror}; "
+                    f"{_RESERVE // 1024} KiB are needed); nothing was charged or "
+                    f"released. Free some space or pass {opt} with another file.") from None
+
+
+def _commit(pending: Any, opt: str, doc: dict[str, Any], budget: Any, args: Any) -> None:
+    """Write one output after the charge; a failure says what was spent."""
+    try:
+        pending.commit((json.dumps(doc, indent=2, default=_json_default) + "\n").encode())
+    except OSError as exc:
+        if budget is None:
+            spent = "no budget file was given, so none was charged"
+        else:
+            eps, dlt = args.epsilon, args.delta
+            spent = (f"the budget file {Path(args.budget).name} WAS charged (epsilon {eps:g}, "
+                     f"delta {dlt:g}) and that spend stands")
+        raise error(f"{opt} {pending.path.name}: cannot write ({exc.strerror}) after the "
+                    f"selection was made; nothing was released (the selection was not "
+                    f"written or printed), but {spent}.") from None
 
 
 def _json_default(obj: Any) -> Any:
@@ -152,28 +192,45 @@ def _select(args: argparse.Namespace) -> int:
     if args.budget is not None:
         from ..privacy.budget_file import FileBudget
 
-        # Opened (and checked against this data file) before any record is read or noise drawn.
-        budget = FileBudget(args.budget, data=args.data,
+        if args.dataset is None:
+            raise error("--budget needs --dataset NAME: the data set (the people) the budget "
+                        "protects, as named in 'dpsubmod budget new FILE --dataset NAME' "
+                        "('dpsubmod budget show FILE' prints it).")
+        # Opened (and checked against the named data set) before any record is read or noise
+        # drawn.
+        budget = FileBudget(args.budget, dataset=args.dataset,
                             command="dpsubmod select " + " ".join(sys.argv[2:]))
+    elif args.dataset is not None:
+        raise error("--dataset names the data set of a budget file; pass --budget FILE too "
+                    "(or drop --dataset).")
     scale = scale_options(args)
     task = build_task(args.task, args.data, columns=record_columns(args), names=column_names(args),
                       invalid=args.invalid_rows, **scale, **public)
     spec = build_constraint(task, k=args.k, groups=read_groups(args.groups),
                             capacities=parse_capacities(args.capacities), k_name="--k")
+    # the outputs are created, with their space reserved, before anything is charged
+    pending = _outputs(diag, out)
     try:
         with _progress(task, spec) as bar:
             rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
                                  backend=args.backend, budget=budget, rng=args.seed)
             bar.close()
+    except BaseException:
+        _discard(pending)
+        raise
     finally:
         client = getattr(getattr(task.f, "blocks", None), "client", None)
         if args.scheduler is not None and client is not None:
             client.close()
-    doc = rel.to_dict(__version__)
-    if out is not None:
-        _write(out, "--out", doc)
-    if diag is not None:
-        _write(diag, "--diagnostics", rel.diagnostics())
+    try:
+        doc = rel.to_dict(__version__)
+        # the owner's diagnostics first: when the release then fails, nothing was released
+        if pending[0] is not None:
+            _commit(pending[0], "--diagnostics", rel.diagnostics(), budget, args)
+        if pending[1] is not None:
+            _commit(pending[1], "--out", doc, budget, args)
+    finally:
+        _discard(pending)  # what was not committed
     _print(args, rel, doc, out, diag)
     return 0
 
@@ -212,7 +269,8 @@ def _print(args: argparse.Namespace, rel: Any, doc: dict[str, Any], out: Path | 
         (f"  Budget {Path(args.budget).name}: {rel.budget.statement()}"
          if rel.budget is not None else
          "  No budget file was given: nothing bounds the total over repeated runs on the same "
-         "data. Pass --budget FILE (create it with 'dpsubmod budget new FILE --epsilon E')."),
+         "data. Pass --budget FILE --dataset NAME (create it with 'dpsubmod budget new FILE "
+         "--dataset NAME --epsilon E')."),
     ]
     if args.show_diagnostics:
         lines += ["", f"NON-PRIVATE diagnostic, asked for with --show-diagnostics: objective "
@@ -236,6 +294,9 @@ examples:
       --bins 4 --bounds age=18,90 --bounds income=0,200000 --k 3 --epsilon 2
   dpsubmod select people.csv --task coverage --k 3 --epsilon 0.5 --delta 1e-6
   dpsubmod select rides.csv --task coverage --check-data
+  dpsubmod budget new rides-budget.json --dataset rides --epsilon 3
+  dpsubmod select rides.csv --task coverage --k 3 --epsilon 0.5 \\
+      --budget rides-budget.json --dataset rides --out result.json
 
 One row of the data file is one record (one person): the guarantee hides any single row being
 replaced by any other. Candidates, bandwidths, bounds, thresholds, groups and capacities are
@@ -282,7 +343,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--seed", type=int, help="random seed (reproduces numpy-backend runs)")
     g.add_argument("--budget", metavar="FILE", help="the data set's budget file (from 'dpsubmod "
                    "budget new'): the release is charged to it before any noise, and refused "
-                   "(exit 2, nothing written) when it does not fit")
+                   "(exit 2, nothing written) when it does not fit; needs --dataset")
+    g.add_argument("--dataset", metavar="NAME", help="the data set the --budget file protects, "
+                   "as named when it was created (the same name for every export, format or "
+                   "extension of that data set)")
     g.add_argument("--out", help="write the release (selection, statement, public parameters) "
                    "to this JSON file")
     g.add_argument("--diagnostics", metavar="FILE", help="write NON-PRIVATE diagnostics "

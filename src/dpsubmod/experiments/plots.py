@@ -145,10 +145,15 @@ def save_figure(fig: Any, path: str | Path, *, dpi: int = 130,
     The figure stays open: close a pyplot figure with ``plt.close(fig)`` when done (a
     :func:`figure` needs no closing).
     """
+    from .._atomic import replacing
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight_bbox else None)
+    # through a fresh temporary file that follows no link, renamed over the figure
+    with replacing(path, text=False) as fh:
+        fig.savefig(fh, format=path.suffix.lstrip(".").lower() or "png", dpi=dpi,
+                    bbox_inches="tight" if tight_bbox else None)
     return path
 
 

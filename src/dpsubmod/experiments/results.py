@@ -10,7 +10,8 @@ so an interrupted sweep keeps what it finished and a re-run can skip it:
   ``<name>.parquet.parts/`` folder beside the target; :meth:`ResultStore.finalize` merges the
   target and the parts into the target and removes the folder.
 
-Writes that replace a whole file go through a temporary file and :func:`os.replace`, so the
+Writes that replace a whole file go through a fresh temporary file (``dpsubmod._atomic``, which
+follows no link) and :func:`os.replace`, so the
 target is never left half written.
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._atomic import replacing
 from ..errors import MissingDependencyError
 
 __all__ = ["MissingDependencyError", "table_format", "write_table", "read_table", "ResultStore"]
@@ -98,21 +100,17 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str],
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     cols = _columns(rows, columns)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        if table_format(path) == "parquet":
-            import pyarrow.parquet as pq
+    # through a fresh temporary file that follows no link, renamed over the table
+    if table_format(path) == "parquet":
+        import pyarrow.parquet as pq
 
-            pq.write_table(_arrow_table(rows, cols, schema), tmp)
-        else:
-            with tmp.open("w", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
-                w.writeheader()
-                w.writerows({k: _cell_text(v) for k, v in r.items()} for r in rows)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+        with replacing(path, text=False) as fh:
+            pq.write_table(_arrow_table(rows, cols, schema), fh)
+    else:
+        with replacing(path, newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+            w.writeheader()
+            w.writerows({k: _cell_text(v) for k, v in r.items()} for r in rows)
     return path
 
 
@@ -272,9 +270,8 @@ class ResultStore:
             parts = _parts_dir(self.path)
             parts.mkdir(parents=True, exist_ok=True)
             target = parts / f"part-{uuid.uuid4().hex}.parquet"
-            tmp = parts / f".{target.name}.tmp"
-            pq.write_table(_arrow_table(self._buffer, self.columns, self.schema), tmp)
-            os.replace(tmp, target)
+            with replacing(target, text=False) as fh:
+                pq.write_table(_arrow_table(self._buffer, self.columns, self.schema), fh)
             self._buffer = []
 
     def close(self) -> None:

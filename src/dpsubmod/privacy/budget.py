@@ -78,6 +78,9 @@ class Budget(Ledger):
     0.4
     """
 
+    #: The advice that ends a refusal (a budget file never suggests a new budget).
+    _refusal_fix = "Lower the release's epsilon (or delta), or start from a larger budget."
+
     def __init__(self, epsilon: float, delta: float = 0.0, composition: str = "basic", *,
                  slack: float | None = None):
         super().__init__()
@@ -150,7 +153,7 @@ class Budget(Ledger):
             f"spent: epsilon {fmt(now.epsilon)}, delta {fmt(now.delta)} over {len(self)} "
             f"release(s); left: one more release of at most epsilon "
             f"{fmt(now.remaining_epsilon)}. Nothing was released and the budget is unchanged. "
-            "Lower the release's epsilon (or delta), or start from a larger budget."
+            f"{self._refusal_fix}"
         )
 
     # -- what was spent -----------------------------------------------------------------------

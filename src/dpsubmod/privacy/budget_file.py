@@ -1,57 +1,56 @@
 """A privacy budget kept in a file: the command line's budget, shared between processes.
 
-The file is a JSON ledger of every release (time, command, epsilon, delta, rho, rule, data file
-name and content hash). Each charge re-reads the file under a lock held in ``NAME.json.lock``
-(removed again when the charge ends), decides with the budget's privacy filter, and replaces the
-file atomically, so two concurrent runs can never both pass when only one fits, and a refused or
-failed charge leaves the file unchanged. A budget file belongs to one data set: the first release
-binds it to the data file's content hash (or ``create(..., data=...)`` does), and a release on
-other data is refused.
+The file is a JSON ledger bound to one data set, which the owner names (``dataset="rides"``): the
+people whose records the releases are computed from. Appending rows, re-exporting the table or
+converting it to another format keeps charging the same budget; nothing in the file is computed
+from the data. Each release (time, command, epsilon, delta, rho, rule) is chained to the one
+before it and to the header by SHA-256 (see :mod:`dpsubmod.privacy._budget_format`), so an edit
+made outside dpsubmod is refused by every reader.
+
+The path is resolved to the real file (through symbolic links) before anything is locked or
+read, and a file with several hard links is refused, so every name charges one ledger. Each
+charge takes a lock held in ``REAL.json.lock`` beside the real file (removed again when the
+charge ends), re-reads and checks the file, decides with the budget's privacy filter, and
+replaces the file through a fresh temporary file, so two concurrent runs can never both pass
+when only one fits, and a refused or failed charge leaves the file byte for byte unchanged.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from .._filelock import LockFile
 from ..errors import BudgetFileError, ParameterTypeError
+from ._budget_format import (
+    FORMAT,
+    VERSION,
+    Damaged,
+    chain,
+    check_dataset,
+    check_document,
+    decode,
+    error,
+    upgrade_v1,
+)
 from .budget import Budget
 from .events import PrivacyEvent
 from .ledger import as_events
 
-__all__ = ["FileBudget", "data_fingerprint"]
+__all__ = ["FileBudget"]
 
-FORMAT = "dpsubmod-budget"
-VERSION = 1
 _LOCK_TIMEOUT = 60.0
 
 
-def data_fingerprint(path: str | os.PathLike) -> dict[str, str]:
-    """``{"name": file name, "sha256": content hash}`` of a data file (no directory kept)."""
-    p = Path(path)
-    h = hashlib.sha256()
-    try:
-        with open(p, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError as exc:
-        raise BudgetFileError(
-            f"The data file {p.name!r} cannot be read ({exc.strerror}); a budget is bound to the "
-            "content of its data file. Check the path."
-        ) from None
-    return {"name": p.name, "sha256": h.hexdigest()}
-
-
 def _locked(path: Path) -> LockFile:
-    """The budget file's lock, taken (waiting up to ``_LOCK_TIMEOUT`` seconds) before any read."""
+    """The lock of the real budget file ``path``, taken (waiting up to ``_LOCK_TIMEOUT``
+    seconds) before any read that leads to a write."""
     lock = LockFile(str(path) + ".lock")
     try:
         acquired = lock.acquire(_LOCK_TIMEOUT)
@@ -77,37 +76,62 @@ def _unnum(x: Any) -> Any:
     return math.inf if x == "inf" else x
 
 
+def _real(path: str | os.PathLike, caller: str) -> tuple[Path, Path]:
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterTypeError(f"The 'path' parameter of {caller} must be a file path; got "
+                                 f"{type(path).__name__}.")
+    return Path(path), Path(os.path.realpath(path))
+
+
+def _dump(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
+def _write(shown: Path, real: Path, doc: dict[str, Any], what: str) -> None:
+    try:
+        write_atomic(real, _dump(doc))
+    except OSError as exc:
+        raise BudgetFileError(
+            f"The budget file {shown.name!r} cannot be written ({exc.strerror or exc}); {what}"
+        ) from None
+
+
 class FileBudget(Budget):
     """A :class:`~dpsubmod.privacy.budget.Budget` persisted in a JSON file under a file lock.
 
-    Build the file once with :meth:`create` (or ``dpsubmod budget new FILE --epsilon E``), then
-    open it in every process that releases something computed from the data set it protects.
+    Build the file once with :meth:`create` (or ``dpsubmod budget new FILE --dataset NAME
+    --epsilon E``), then open it in every process that releases something computed from the data
+    set it protects.
 
     Parameters
     ----------
     path : str or path-like
-        The budget file.
-    data : str or path-like, optional
-        The data file this process releases from; its content hash must match the one the
-        budget is bound to (the first release binds an unbound budget).
+        The budget file (a symbolic link to it charges the real file).
+    dataset : str, optional
+        The data set this process releases from, as named when the budget was created; a budget
+        bound to another data set is refused. Omitted, the file's own data set is taken.
     command : str, default=""
         Recorded with each release (for example the command line that made it).
 
     Raises
     ------
     BudgetFileError
-        When the file is missing, corrupt, truncated, written by a newer version of dpsubmod, or
-        bound to another data file.
+        When the file is missing, not UTF-8 JSON, truncated, wrongly typed, written by a newer
+        version, in the old format version 1, modified outside dpsubmod (its hash chain is
+        broken), hard-linked under several names, or bound to another data set. The file is
+        left unchanged.
     """
 
-    def __init__(self, path: str | os.PathLike, *, data: str | os.PathLike | None = None,
+    #: The refusal's advice: a budget file protects its people for good, so it never suggests
+    #: starting a new budget for them.
+    _refusal_fix = ("Lower the release's epsilon (or delta); the budget file protects these "
+                    "people for good and is never reset.")
+
+    def __init__(self, path: str | os.PathLike, *, dataset: str | None = None,
                  command: str = "") -> None:
-        if not isinstance(path, (str, os.PathLike)):
-            raise ParameterTypeError(f"The 'path' parameter of FileBudget must be a file path; "
-                                     f"got {type(path).__name__}.")
-        self.path = Path(path)
+        self.path, self._real = _real(path, "FileBudget")
+        self._dataset = None if dataset is None else check_dataset(dataset, "dataset")
         self.command = str(command)
-        self._data = None if data is None else data_fingerprint(data)
         doc = self._read()
         super().__init__(doc["epsilon"], doc["delta"], doc["composition"],
                          slack=None if doc["composition"] == "basic" else doc["slack"])
@@ -116,80 +140,103 @@ class FileBudget(Budget):
     # -- file format ----------------------------------------------------------------------
     @classmethod
     def create(cls, path: str | os.PathLike, epsilon: float, delta: float = 0.0,
-               composition: str = "basic", *, slack: float | None = None,
-               data: str | os.PathLike | None = None) -> FileBudget:
-        """Write a new budget file (refused if ``path`` exists) and open it."""
+               composition: str = "basic", *, dataset: str,
+               slack: float | None = None) -> FileBudget:
+        """Write a new budget file bound to ``dataset`` (refused if ``path`` exists) and open it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to create; nothing may exist at that name (not even a dangling link).
+        epsilon, delta, composition, slack
+            The limit and the privacy filter, as for :class:`~dpsubmod.privacy.Budget`.
+        dataset : str
+            The data set (the people) the budget protects, for example ``"rides"``; every
+            process that charges the budget names it again. More rows, a new export or another
+            file format of the same data set keep the name.
+
+        Returns
+        -------
+        FileBudget
+
+        Raises
+        ------
+        BudgetFileError
+            When something exists at ``path`` or the file cannot be written.
+        ValidationError
+            For an invalid limit or data set name.
+        """
+        name = check_dataset(dataset, "dataset")
         b = Budget(epsilon, delta, composition, slack=slack)  # validates the limit
-        p = Path(path)
-        doc = {"format": FORMAT, "version": VERSION, "epsilon": b.epsilon, "delta": b.delta,
-               "composition": b.composition, "slack": b.slack,
-               "data": None if data is None else data_fingerprint(data), "releases": []}
-        with _locked(p):
-            if p.exists():
+        shown, real = _real(path, "FileBudget.create")
+        doc: dict[str, Any] = {
+            "format": FORMAT, "version": VERSION, "dataset": name, "epsilon": b.epsilon,
+            "delta": b.delta, "composition": b.composition, "slack": b.slack, "releases": []}
+        chain(doc)
+        with _locked(real):
+            if os.path.lexists(shown) or os.path.lexists(real):
                 raise BudgetFileError(
-                    f"The budget file {p.name!r} already exists; it was left unchanged. Use "
+                    f"The budget file {shown.name!r} already exists; it was left unchanged. Use "
                     "another path, or 'dpsubmod budget show' to read it."
                 )
-            _atomic_write(p, doc)
-        return cls(p, data=data)
+            _write(shown, real, doc, "no budget was created.")
+        return cls(shown, dataset=name)
+
+    @classmethod
+    def upgrade(cls, path: str | os.PathLike, *, dataset: str) -> FileBudget:
+        """Convert a format-version-1 budget file in place and open it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A budget file of format version 1 (which stored a hash of its data file).
+        dataset : str
+            The data set (the people) the budget protects from now on.
+
+        Returns
+        -------
+        FileBudget
+            Every release is kept, so what was spent still counts; the data file's hash and
+            name are dropped.
+
+        Raises
+        ------
+        BudgetFileError
+            When the file is not a readable version-1 budget file; it is left unchanged.
+        """
+        name = check_dataset(dataset, "dataset")
+        shown, real = _real(path, "FileBudget.upgrade")
+        with _locked(real):
+            raw = _read_bytes(shown, real)
+            try:
+                _check_links(real)
+                doc = upgrade_v1(decode(raw), name)
+            except Damaged as exc:
+                raise error(shown, exc) from None
+            _write(shown, real, doc, "it was left unchanged.")
+        return cls(shown, dataset=name)
 
     def _read(self) -> dict[str, Any]:
-        p = self.path
-        where = f"The budget file {p.name!r}"
+        raw = _read_bytes(self.path, self._real)
         try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            _check_links(self._real)
+            doc = check_document(decode(raw))
+        except Damaged as exc:
+            raise error(self.path, exc) from None
+        if self._dataset is not None and doc["dataset"] != self._dataset:
             raise BudgetFileError(
-                f"{where} does not exist. Create it with 'dpsubmod budget new {p.name} "
-                "--epsilon E' (or FileBudget.create)."
-            ) from None
-        except OSError as exc:
-            raise BudgetFileError(f"{where} cannot be read ({exc.strerror}).") from None
-        try:
-            doc = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise BudgetFileError(
-                f"{where} is not valid JSON (corrupt or truncated); it was left unchanged. "
-                "Restore it from a backup: a budget cannot be rebuilt from the releases alone."
-            ) from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise BudgetFileError(f"{where} is not a dpsubmod budget file.")
-        version = doc.get("version")
-        if not isinstance(version, int) or version > VERSION:
-            raise BudgetFileError(
-                f"{where} was written by a newer version of dpsubmod (format version "
-                f"{version!r}; this one reads up to {VERSION}). Upgrade dpsubmod to use it."
-            )
-        try:
-            for key in ("epsilon", "delta", "composition", "slack", "releases"):
-                doc[key]  # noqa: B018
-            if not isinstance(doc["releases"], list):
-                raise TypeError
-            for r in doc["releases"]:
-                PrivacyEvent(str(r["mechanism"]), float(_unnum(r["epsilon"])),
-                             float(r["delta"]), None if r.get("rho") is None else float(r["rho"]))
-        except (KeyError, TypeError, ValueError):
-            raise BudgetFileError(
-                f"{where} is truncated or damaged (a field is missing or malformed); it was left "
-                "unchanged."
-            ) from None
-        bound = doc.get("data")
-        if self._data is not None and bound is not None and bound.get("sha256") != \
-                self._data["sha256"]:
-            raise BudgetFileError(
-                f"{where} protects the data file {bound.get('name')!r} (sha256 "
-                f"{str(bound.get('sha256'))[:12]}...), not {self._data['name']!r} (sha256 "
-                f"{self._data['sha256'][:12]}...). Use the budget file made for this data set, or "
-                "create a new one for it."
+                f"The budget file {self.path.name!r} protects the data set {doc['dataset']!r}, "
+                f"not {self._dataset!r}; nothing was released. If these records are about the "
+                f"same people, name the data set {doc['dataset']!r}; otherwise use the budget "
+                f"file of {self._dataset!r}."
             )
         return doc
 
     def _load(self, doc: dict[str, Any]) -> None:
         self._doc = doc
         self._events = [
-            PrivacyEvent(str(r["mechanism"]), float(_unnum(r["epsilon"])), float(r["delta"]),
-                         None if r.get("rho") is None else float(r["rho"]), 1,
-                         str(r.get("note", "")))
+            PrivacyEvent(r["mechanism"], float(_unnum(r["epsilon"])), float(r["delta"]),
+                         None if r["rho"] is None else float(r["rho"]), 1, r["note"])
             for r in doc["releases"]
         ]
 
@@ -199,15 +246,20 @@ class FileBudget(Budget):
         return [dict(r) for r in self._doc["releases"]]
 
     @property
-    def data(self) -> dict[str, str] | None:
-        """The data file the budget is bound to (name and sha256), or ``None`` while unbound."""
-        return self._doc.get("data")
+    def dataset(self) -> str:
+        """The name of the data set the budget protects."""
+        return self._doc["dataset"]
+
+    @property
+    def real_path(self) -> Path:
+        """The file charged: ``path`` with every symbolic link resolved."""
+        return self._real
 
     # -- charging ---------------------------------------------------------------------------
     def charge(self, events: PrivacyEvent | Iterable[PrivacyEvent]) -> None:
-        """Charge a release under the file lock: re-read, decide, append, replace atomically."""
+        """Charge a release under the file lock: re-read, check, decide, append, replace."""
         ev = as_events(events, "FileBudget.charge")
-        with _locked(self.path), self._lock:
+        with _locked(self._real), self._lock:
             doc = self._read()
             self._load(doc)
             super().charge(ev)  # raises BudgetExceededError; the file is then untouched
@@ -216,36 +268,45 @@ class FileBudget(Budget):
                 doc["releases"].append({
                     "time": now, "command": self.command, "mechanism": e.mechanism,
                     "epsilon": _num(e.epsilon), "delta": e.delta, "rho": e.rho,
-                    "rule": self.composition, "note": e.note,
-                    "data_name": None if self._data is None else self._data["name"],
-                    "data_sha256": None if self._data is None else self._data["sha256"],
-                })
-            if doc.get("data") is None and self._data is not None:
-                doc["data"] = dict(self._data)
+                    "rule": self.composition, "note": e.note, "prev": ""})
+            chain(doc)
             try:
-                _atomic_write(self.path, doc)
+                _write(self.path, self._real, doc,
+                       "the release was not charged and nothing was released.")
             except BaseException:
                 self._load(self._read())  # the file was not replaced: forget the charge
                 raise
             self._doc = doc
 
     def __repr__(self) -> str:
-        return (f"FileBudget({self.path.name!r}, epsilon={self.epsilon:.6g}, "
-                f"delta={self.delta:.6g}, composition={self.composition!r})")
+        return (f"FileBudget({self.path.name!r}, dataset={self._doc['dataset']!r}, "
+                f"epsilon={self.epsilon:.6g}, delta={self.delta:.6g}, "
+                f"composition={self.composition!r})")
 
 
-def _atomic_write(path: Path, doc: dict[str, Any]) -> None:
-    """Write ``doc`` to a temporary file beside ``path`` and rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
+def _read_bytes(shown: Path, real: Path) -> bytes:
+    where = f"The budget file {shown.name!r}"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        return real.read_bytes()
+    except FileNotFoundError:
+        raise BudgetFileError(
+            f"{where} does not exist. Create it with 'dpsubmod budget new {shown.name} "
+            "--dataset NAME --epsilon E' (or FileBudget.create)."
+        ) from None
+    except IsADirectoryError:
+        raise BudgetFileError(f"{where} is a folder, not a budget file.") from None
+    except OSError as exc:
+        raise BudgetFileError(f"{where} cannot be read ({exc.strerror}).") from None
+
+
+def _check_links(real: Path) -> None:
+    """Refuse a budget file with several hard links: replacing it would split its ledger."""
+    try:
+        links = os.stat(real).st_nlink
+    except OSError:
+        return  # gone meanwhile: the next read says so
+    if links > 1:
+        raise Damaged(
+            f"has {links} hard links (names for the same file): a charge replaces the file "
+            "under one name only and would split its ledger. Keep one name (remove the other "
+            "hard links; a symbolic link is fine)")
