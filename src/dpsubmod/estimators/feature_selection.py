@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -187,6 +188,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
                 f"{caller} requires y to be passed, but the target y is None. Pass the labels "
                 "the features should predict: fit(X, y).")
         # with one row the mutual information is always 0 (the number of rows is public)
+        typed = _integer_kinds(X)
         X = validate_X(self, X, reset=True, min_samples=2)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
@@ -194,16 +196,12 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         k = n_to_select(self.n_features_to_select, len(names), "n_features_to_select",
                         "features", caller)
         bounds = bounds_by_name(self.bounds, names, caller)
-        if (self.bins is None) != (bounds is None):
-            raise ValidationError(
-                f"{caller}: bins and bounds go together (equal-width bins on public bounds); "
-                + ("pass bounds=(low, high) or a dict per column, fixed without looking at the "
-                   "records." if bounds is None else "pass bins=, e.g. bins=4."))
+        bins = _bins_by_name(self.bins, bounds, names, typed)
         label = _free_name("y", names)
         records: dict[str, np.ndarray] = dict(zip(names, as_float(X).T))
         records[label] = _labels(y, self.label_thresholds)
         task = build_task("feature-selection", records, label=label, columns=names,
-                          bins=self.bins, bounds=bounds,
+                          bins=bins, bounds=bounds,
                           label_thresholds=self.label_thresholds)
         spec = build_constraint(task, k=k, k_name="n_features_to_select")
         rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
@@ -230,6 +228,38 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         tags.target_tags.required = True
         tags.non_deterministic = self.backend != "numpy"
         return tags
+
+
+def _integer_kinds(X: Any) -> list[bool]:
+    """Per column, whether its declared type is integer or boolean (before any conversion).
+
+    A numpy array or a DataFrame column keeps its type whatever its rows hold; a list declares
+    nothing (numpy would infer the type from the values, which one row can change).
+    """
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        return [getattr(t, "kind", "") in ("b", "i", "u") for t in X.dtypes]
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        return [X.dtype.kind in "biu"] * X.shape[1]
+    return []
+
+
+def _bins_by_name(bins: Any, bounds: dict[str, Any] | None, names: list[str],
+                  typed: list[bool]) -> Any:
+    """``bins`` for the task, with integer-typed columns declared categorical where ``bins``
+    gives them no rule (a count bins only the columns with bounds)."""
+    codes = [n for n, t in zip(names, typed) if t]
+    if not codes or isinstance(bins, bool) or (
+            bins is not None and not isinstance(bins, (int, np.integer, Mapping))):
+        return bins  # one rule for every column ("categorical", edges), or nothing to add
+    if isinstance(bins, Mapping):
+        per = {str(k): v for k, v in bins.items()}
+    elif bins is None:
+        per = {}
+    else:
+        per = {n: bins for n in names if bounds is not None and n in bounds}
+    for n in codes:
+        per.setdefault(n, "categorical")
+    return per
 
 
 def _free_name(base: str, taken: list[str]) -> str:
