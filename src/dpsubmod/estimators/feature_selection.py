@@ -48,11 +48,18 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     first in a Pipeline, or after data-independent steps only: a fitted scaler in front of it
     makes every row depend on every other row, and the guarantee does not cover that.
 
-    Features are used as category codes (integers) unless a column has public ``bounds`` and
-    ``bins`` is set, in which case it is cut into ``bins`` equal-width bins (values outside fall
-    into the edge bins). An invalid value in a private row (NaN, infinite, text, or a
-    non-integer without bins) becomes the public category "missing": a rule that looks at that
-    cell alone, so a bad row never raises (the refusal itself would reveal the row).
+    **Every feature needs a declared, public binning** (``bins``): equal-width bins on public
+    ``bounds``, explicit edges, or ``"categorical"`` for integer category codes. A column of
+    an integer or boolean dtype (a numpy array or DataFrame column; the type is declared by the
+    container, not read from the values) is categorical unless ``bins`` says otherwise. A
+    column with no rule (for example the real-valued columns of a float array without
+    ``bins``) is refused when ``fit`` starts, before anything is charged, with the fix: read as
+    codes, every non-integer value would become "missing" and the selection would be close to
+    blind. The decision reads only ``bins``, ``bounds`` and the dtypes, never a value, so one
+    row cannot change it. An invalid value in a private row (NaN, infinite, text, or a
+    non-integer in a categorical column) becomes the public category "missing": a rule that
+    looks at that cell alone, so a bad row never raises (the refusal itself would reveal the
+    row). Values outside the bounds or edges fall into the edge bins.
 
     Parameters
     ----------
@@ -78,12 +85,18 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         Resolved when ``fit`` starts, never in the constructor: an int gives the same selection
         on every fit, a Generator continues its stream, ``None`` draws fresh entropy. It seeds
         the ``"numpy"`` backend only; the secure backend ignores it (and warns).
-    bins : int or None, default=None
-        Equal-width bins per bounded column (public). Needs ``bounds``.
-    bounds : (low, high), dict or None, default=None
-        Public range of the binned columns: one pair for every column, or a dict from column
-        name (``feature_names_in_``, or ``x0, x1, ...`` for an array) to ``(low, high)``.
-        Columns without bounds must hold integer category codes.
+    bins : int, "categorical", sequence of float, dict or None, default=None
+        How each feature becomes categories (public). An int ``B``: ``B`` equal-width bins on
+        the column's ``bounds``, for every column with bounds. A sequence of increasing edges
+        ``[e0, ..., eB]``: ``B`` bins for every column. ``"categorical"``: every column holds
+        integer category codes. A dict from feature name (``feature_names_in_``, or ``x0, x1,
+        ...`` for an array) to one of these, per column; its key ``"*"`` gives the rule of the
+        columns it does not name. ``None``: only integer-typed columns, as codes.
+    bounds : (low, high), sequence of (low, high), dict or None, default=None
+        Public range of the columns binned by a count: one pair for every column, one pair per
+        feature in the columns' order, or a dict from feature name to ``(low, high)``. Each
+        pair finite with ``low < high``; a bound on a column that no count bins is refused
+        (it would have no effect).
     label_thresholds : sequence of float or None, default=None
         Public cut points for a numeric ``y`` (the class of a row is the number of thresholds at
         or below its label). Without them ``y`` is a class label: each distinct value is a
@@ -148,7 +161,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     def __init__(self, n_features_to_select: int | float | None = None, *,
                  epsilon: float = 1.0, delta: float = 0.0, method: str = "private_greedy",
                  backend: str = "secure", budget: Any = None, random_state: Any = None,
-                 bins: int | None = None, bounds: Any = None,
+                 bins: Any = None, bounds: Any = None,
                  label_thresholds: Any = None) -> None:
         self.n_features_to_select = n_features_to_select
         self.epsilon = epsilon
@@ -257,9 +270,17 @@ def _bins_by_name(bins: Any, bounds: dict[str, Any] | None, names: list[str],
         per = {}
     else:
         per = {n: bins for n in names if bounds is not None and n in bounds}
+    others = per.get("*")
     for n in codes:
-        per.setdefault(n, "categorical")
+        # a count for all bins only the bounded columns; other rules for all apply as given
+        if n not in per and (others is None or (_is_count(others)
+                                                and n not in (bounds or {}))):
+            per[n] = "categorical"
     return per
+
+
+def _is_count(rule: Any) -> bool:
+    return isinstance(rule, (int, np.integer)) and not isinstance(rule, bool)
 
 
 def _free_name(base: str, taken: list[str]) -> str:

@@ -43,7 +43,8 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
     * a sequence of increasing edges ``[e0, e1, ..., eB]``: ``B`` bins ``[e_i, e_{i+1})``
       (values below ``e1`` go to the first bin, values at or above ``e_{B-1}`` to the last);
     * ``"categorical"``: the column holds integer category codes, used as they are;
-    * a dict from column name to one of the above, per column; ``bins`` as an int or
+    * a dict from column name to one of the above, per column (the key ``"*"`` gives the rule
+      of every column the dict does not name); ``bins`` as an int, edges or
       ``"categorical"`` is one rule for every column (an int for the columns with bounds).
 
     A column with no rule from ``bins`` is integer-coded only when the records declare it by
@@ -158,11 +159,15 @@ def _renumbered(x: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 #: The rule that declares a column's values integer category codes.
 CATEGORICAL = "categorical"
+#: The key of a ``bins`` mapping whose rule applies to every column the mapping does not name.
+OTHERS = "*"
 
 _FIX = ("pass bins= with one rule per column, fixed without looking at the records: an int "
         "with public bounds= (equal-width bins), explicit edges (e.g. bins={'age': [18, 30, "
         "50, 90]}), or 'categorical' for a column of integer category codes (e.g. "
-        "bins={'sex': 'categorical'}, or bins='categorical' for all)")
+        "bins={'sex': 'categorical'}, or bins='categorical' for all); in dpsubmod select: "
+        "--bins NAME=B with --bounds NAME=LOW,HIGH, --bins NAME=E0,E1,...,EB or --bins "
+        "NAME=categorical, and RULE alone for every other column")
 
 
 def column_rules(bins: object, bounds: object, cols: Sequence[str],
@@ -176,12 +181,13 @@ def column_rules(bins: object, bounds: object, cols: Sequence[str],
     bnd = check_bounds(bounds, cols) if bounds else {}
     per: Mapping[str, object]
     if isinstance(bins, Mapping):
-        unknown = [str(k) for k in bins if k not in cols]
+        unknown = [str(k) for k in bins if k not in cols and k != OTHERS]
         if unknown:
             raise ValidationError(
                 f"The 'bins' parameter names {', '.join(map(repr, unknown))}, not among the "
                 f"feature columns ({', '.join(cols)}). Fix the name.")
-        per, default = {str(k): v for k, v in bins.items()}, None
+        per = {str(k): v for k, v in bins.items() if k != OTHERS}
+        default = bins.get(OTHERS)
     else:
         per, default = {}, bins
     plan: dict[str, object] = {}
@@ -283,7 +289,8 @@ def _params(plan: Mapping[str, object]) -> dict[str, object]:
 
 def binned_columns(bins: object, bounds: object, cols: Sequence[str]) -> set[str]:
     """The columns ``bins`` cuts into bins (a count with bounds, or edges), for the data check."""
-    per = bins if isinstance(bins, Mapping) else {c: bins for c in cols}
+    per = ({c: bins.get(c, bins.get(OTHERS)) for c in cols} if isinstance(bins, Mapping)
+           else {c: bins for c in cols})
     bnd = bounds if isinstance(bounds, Mapping) else {}
     return {str(c) for c, r in per.items()
             if r is not None and not isinstance(r, str) and (not _is_count(r) or c in bnd)}
