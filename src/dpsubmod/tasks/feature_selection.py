@@ -207,7 +207,8 @@ def column_rules(bins: object, bounds: object, cols: Sequence[str],
         else:
             plan[name] = _one_rule(name, rule, bnd)
     if missing:
-        cols_txt = ", ".join(map(repr, missing))
+        cols_txt = ", ".join(map(repr, missing[:8])) + (
+            f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         hint = (f" (bins={int(default)} bins the columns with public bounds only)"  # type: ignore
                 if _is_count(default) else "")
         raise ValidationError(
