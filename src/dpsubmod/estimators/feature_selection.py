@@ -58,10 +58,11 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     blind. The decision reads only ``bins``, ``bounds`` and the dtypes, never a value, so one
     row cannot change it, provided the dtype is declared too: a dtype that a reader infers from
     the values (``pandas.read_csv`` without ``dtype=``, ``numpy.asarray`` of a list) is as
-    private as they are, so declare it there or pass ``bins``. An invalid value in a private row (NaN, infinite, text, or a
-    non-integer in a categorical column) becomes the public category "missing": a rule that
-    looks at that cell alone, so a bad row never raises (the refusal itself would reveal the
-    row). Values outside the bounds or edges fall into the edge bins.
+    private as they are, so declare it there or pass ``bins``. An invalid value in a private
+    row (NaN, infinite, text, or a non-integer in a categorical column) becomes the public
+    category "missing": a rule that looks at that cell alone, so a bad row never raises (the
+    refusal itself would reveal the row). Values outside the bounds or edges fall into the
+    edge bins.
 
     Parameters
     ----------
