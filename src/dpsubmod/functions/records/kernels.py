@@ -272,15 +272,23 @@ class ConcaveKernel:
 class PublicTable:
     """A user's function ``g``, read once on a public grid and interpolated linearly.
 
-    ``g`` is called once, on the grid (public points), never on a record: whatever it does
-    with its input (look across the array, keep state between calls), the table is a function
-    of public inputs only. Each value is then ``numpy.interp`` of one record's own sum, so a
-    record's term depends on that record alone.
+    ``g`` is called once, on the grid (equally spaced public points from 0), never on a record:
+    whatever it does with its input (look across the array, keep state between calls), the
+    table is a function of public inputs only. Each value is then the interpolation at one
+    record's own sum (elementwise: the cell index is computed, not searched), so a record's
+    term depends on that record alone. Sums beyond the grid take its last value.
     """
 
     def __init__(self, grid: np.ndarray, table: np.ndarray):
         self.grid = np.asarray(grid, dtype=np.float64)
         self.table = np.asarray(table, dtype=np.float64)
+        self.step = float(self.grid[-1] / (self.grid.size - 1))
+        self.slope = np.append(np.diff(self.table), 0.0)
 
     def __call__(self, c: np.ndarray) -> np.ndarray:
-        return np.interp(c, self.grid, self.table)
+        last = self.grid.size - 1
+        x = np.nan_to_num(np.asarray(c, dtype=np.float64), nan=0.0) / self.step
+        np.clip(x, 0.0, float(last), out=x)
+        i = x.astype(np.intp)
+        x -= i
+        return self.table[i] + x * self.slope[i]
