@@ -95,3 +95,30 @@ def test_bad_bins_are_named(survey, capsys, rules, needle):
     err = capsys.readouterr().err
     assert status == 2 and needle in err, err
     assert not (survey / "r.json").exists()
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_one_row_cannot_flip_the_decision(tmp_path, monkeypatch, capsys, declared):
+    """All-integer codes, and the same file with one real value in one row: without --bins
+    both are refused, with --bins categorical both release (the decision reads no value)."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(6)
+    rows = [[int(a), int(b), int(a > 0)] for a, b in rng.integers(0, 3, (60, 2))]
+    results = []
+    for variant, cell in (("codes.csv", None), ("one_real.csv", "1.5")):
+        lines = ["a,b,label"] + [",".join(map(str, r)) for r in rows]
+        if cell is not None:
+            lines[17] = f"{cell},{rows[16][1]},{rows[16][2]}"
+        (tmp_path / variant).write_text("\n".join(lines) + "\n")
+        args = ["select", variant, "--task", "feature-selection", "--label", "label", "--k",
+                "1", "--epsilon", "1", "--backend", "numpy", "--seed", "0"]
+        status = _main(args + (["--bins", "categorical"] if declared else []))
+        out = capsys.readouterr()
+        results.append((status, out.out.replace(variant, "FILE"), out.err))
+    (s0, out0, err0), (s1, out1, err1) = results
+    assert s0 == s1 == (0 if declared else 2)
+    assert err0 == err1 and "1.5" not in out1 + err1
+    if declared:  # the same statement, the same shape of release
+        assert out0.count("\n") == out1.count("\n") and "Selected" in out1
+    else:
+        assert "'a', 'b' have no declared bins" in err1
