@@ -305,7 +305,7 @@ def typed_integer_columns(records: object, names: Sequence[str] | None = None) -
     same answer. A list, a CSV or a Parquet file declares nothing here.
     """
     def integral(dtype: object) -> bool:
-        return getattr(dtype, "kind", "") in "biu" and getattr(dtype, "kind", "") != ""
+        return getattr(dtype, "kind", "") in ("b", "i", "u")
 
     if isinstance(records, np.ndarray):
         if records.ndim != 2 or not integral(records.dtype):
@@ -319,5 +319,5 @@ def typed_integer_columns(records: object, names: Sequence[str] | None = None) -
                 if str(f.type).startswith(("int", "uint", "bool"))]
     if isinstance(records, Mapping):
         return [str(k) for k, v in records.items()
-                if hasattr(v, "dtype") and not isinstance(v, list) and integral(v.dtype)]
+                if integral(getattr(v, "dtype", None))]
     return []
