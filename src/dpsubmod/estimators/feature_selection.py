@@ -195,6 +195,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         """
         from .. import __version__
         from ..tasks import build_constraint, build_task, private_select
+        from ..tasks.feature_selection import typed_integer_columns
 
         caller = type(self).__name__
         self._forget()
@@ -204,7 +205,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
                 f"{caller} requires y to be passed, but the target y is None. Pass the labels "
                 "the features should predict: fit(X, y).")
         # with one row the mutual information is always 0 (the number of rows is public)
-        typed = _integer_kinds(X)
+        raw = X
         X = validate_X(self, X, reset=True, min_samples=2)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
@@ -212,7 +213,9 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         k = n_to_select(self.n_features_to_select, len(names), "n_features_to_select",
                         "features", caller)
         bounds = bounds_by_name(self.bounds, names, caller)
-        bins = _bins_by_name(self.bins, bounds, names, typed)
+        # integer and boolean dtypes declare codes; read from the container, not the values
+        codes = typed_integer_columns(raw, names)
+        bins = _bins_by_name(self.bins, bounds, names, codes)
         label = _free_name("y", names)
         records: dict[str, np.ndarray] = dict(zip(names, as_float(X).T))
         records[label] = _labels(y, self.label_thresholds)
@@ -246,24 +249,10 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         return tags
 
 
-def _integer_kinds(X: Any) -> list[bool]:
-    """Per column, whether its declared type is integer or boolean (before any conversion).
-
-    A numpy array or a DataFrame column keeps its type whatever its rows hold; a list declares
-    nothing (numpy would infer the type from the values, which one row can change).
-    """
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        return [getattr(t, "kind", "") in ("b", "i", "u") for t in X.dtypes]
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        return [X.dtype.kind in "biu"] * X.shape[1]
-    return []
-
-
 def _bins_by_name(bins: Any, bounds: dict[str, Any] | None, names: list[str],
-                  typed: list[bool]) -> Any:
+                  codes: list[str]) -> Any:
     """``bins`` for the task, with integer-typed columns declared categorical where ``bins``
     gives them no rule (a count bins only the columns with bounds)."""
-    codes = [n for n, t in zip(names, typed) if t]
     if not codes or isinstance(bins, bool) or (
             bins is not None and not isinstance(bins, (int, np.integer, Mapping))):
         return bins  # one rule for every column ("categorical", edges), or nothing to add

@@ -302,7 +302,8 @@ def typed_integer_columns(records: object, names: Sequence[str] | None = None) -
 
     A numpy array, a pandas column or a pyarrow column carries its type whatever its rows
     hold, so the neighbouring data set (one row replaced by another of the same type) has the
-    same answer. A list, a CSV or a Parquet file declares nothing here.
+    same answer. A list, a CSV or a Parquet file declares nothing here. ``names``, when given,
+    name the columns by position.
     """
     def integral(dtype: object) -> bool:
         return getattr(dtype, "kind", "") in ("b", "i", "u")
@@ -313,7 +314,8 @@ def typed_integer_columns(records: object, names: Sequence[str] | None = None) -
         return (list(map(str, names)) if names is not None
                 else [f"col{j + 1}" for j in range(records.shape[1])])
     if hasattr(records, "dtypes") and hasattr(records, "columns"):  # a DataFrame
-        return [str(c) for c, t in zip(records.columns, records.dtypes) if integral(t)]
+        cols = records.columns if names is None else names  # names: by position
+        return [str(c) for c, t in zip(cols, records.dtypes) if integral(t)]
     if hasattr(records, "schema") and hasattr(records, "column_names"):  # a pyarrow Table
         return [f.name for f in records.schema
                 if str(f.type).startswith(("int", "uint", "bool"))]
