@@ -156,7 +156,8 @@ def test_feature_selection_with_public_bins(tmp_path):
                      [[r[1], r[2], r[0], r[3], r[4]] for r in rows])
     out = tmp_path / "fs.json"
     p = run(str(data), "--task", "feature-selection", "--label", "label", "--bins", "4",
-            "--bounds", "age=18,90", "--k", "2", "--epsilon", "100", "--out", str(out))
+            "--bounds", "age=18,90", "--bins", "categorical", "--k", "2", "--epsilon", "100",
+            "--out", str(out))
     doc = check_success(p, out, 2, 4, 100.0)
     assert doc["names"][0] == "key"
     assert doc["params"]["bounds"] == {"age": [18.0, 90.0]}

@@ -92,16 +92,22 @@ def test_bad_private_cells_never_raise():
 
 def test_bounds_are_matched_by_name():
     df, y = survey(300)
-    with pytest.raises(ValidationError, match="'bounds' parameter names 'height'"):
+    with pytest.raises(ValidationError, match="'bounds' parameter of PrivateFeatureSelector "
+                                              "names 'height'"):
         PrivateFeatureSelector(1, bins=4, bounds={"height": (0, 2)}).fit(df, y)
-    with pytest.raises(ValidationError, match="bins and bounds go together"):
+    # a count of bins without bounds leaves the continuous columns undeclared
+    with pytest.raises(ValidationError, match=r"'shoe', 'age', 'income' have no declared bins"):
         PrivateFeatureSelector(1, bins=4).fit(df, y)
-    with pytest.raises(ValidationError, match="bins and bounds go together"):
+    with pytest.raises(ValidationError, match="have no declared bins"):
         PrivateFeatureSelector(1, bounds=BOUNDS).fit(df, y)
-    # an array's columns are named as scikit-learn names them
+    with pytest.raises(ValidationError, match="'bounds' of 'age' would have no effect"):
+        PrivateFeatureSelector(1, bins="categorical", bounds={"age": (18, 90)}).fit(df, y)
+    # an array's columns are named as scikit-learn names them; a float array declares no
+    # integer codes, so the code column is declared by name
     X = df.to_numpy()
-    sel = PrivateFeatureSelector(1, bins=4, bounds={"x0": (30, 50), "x1": (18, 90),
-                                                    "x3": (0, 200_000)}).fit(X, y)
+    sel = PrivateFeatureSelector(1, bins={"x0": 4, "x1": 4, "x2": "categorical", "x3": 4},
+                                 bounds={"x0": (30, 50), "x1": (18, 90),
+                                         "x3": (0, 200_000)}).fit(X, y)
     assert sel.get_feature_names_out()[0] in {"x0", "x1", "x2", "x3"}
 
 

@@ -41,7 +41,7 @@ from dpsubmod.estimators import (  # noqa: E402
 # few units): bins on a fixed range, and a grid of 2 points per axis on the same range.
 SEEDED = [
     PrivateFeatureSelector(backend="numpy", bins=3, bounds=(-3.0, 3.0)),
-    PrivateFeatureSelector(backend="numpy"),  # integer category codes, no bins
+    PrivateFeatureSelector(backend="numpy", bins="categorical"),  # declared integer codes
     PrivateFacilityLocationSelector(2, grid=2, bounds=(-3.0, 3.0), backend="numpy"),
 ]
 SECURE = [

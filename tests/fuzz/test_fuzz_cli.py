@@ -140,7 +140,7 @@ def select_call(draw: Any) -> tuple[Case, list[str], dict[str, str]]:
         if bad and rows and draw(st.booleans()):
             rows[0][0] = draw(st.sampled_from(CELLS))
         files["data.csv"] = _csv(rows, [f"c{j}" for j in range(m)] + ["label"])
-        args += ["--label", "label"]
+        args += ["--label", "label", "--bins", "categorical"]
     k = draw(st.sampled_from(["1", "2", "0", "-1", "2.5", "99", "abc"]) if bad else
              st.sampled_from(["1", "2"]))
     args += ["--k", k]

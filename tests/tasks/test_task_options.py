@@ -43,7 +43,8 @@ def _values(f):
 
 
 def test_a_label_of_minus_one_is_not_the_missing_category():
-    task = build_task("feature-selection", {"a": A, "b": B, "y": Y}, label="y")
+    task = build_task("feature-selection", {"a": A, "b": B, "y": Y}, label="y",
+                      bins="categorical")
     X = np.column_stack([A, B]).astype(np.int64)
     want = _values(MutualInformation.from_records(X, Y_DISTINCT))
     merged = _values(MutualInformation.from_records(X, Y_MERGED))
@@ -59,7 +60,7 @@ def test_a_feature_code_of_minus_one_is_not_the_missing_category():
     a_bad = a.copy()
     a_bad[[6, 7, 8]] = np.nan    # missing, always with label 0
     y = np.nan_to_num(Y, nan=7.0)
-    task = build_task("feature-selection", {"a": a_bad, "y": y}, label="y")
+    task = build_task("feature-selection", {"a": a_bad, "y": y}, label="y", bins="categorical")
     X = np.where(np.isnan(a_bad), 9, a_bad).astype(np.int64)[:, None]
     want = MutualInformation.from_records(X, y.astype(np.int64)).value([0])
     assert task.f.value([0]) == pytest.approx(want, abs=1e-12)
@@ -67,9 +68,10 @@ def test_a_feature_code_of_minus_one_is_not_the_missing_category():
 
 
 def test_codes_are_renumbered_without_changing_the_objective():
-    base = build_task("feature-selection", {"a": A, "b": B, "y": Y}, label="y")
+    base = build_task("feature-selection", {"a": A, "b": B, "y": Y}, label="y",
+                      bins="categorical")
     shifted = build_task("feature-selection", {"a": A * 1000 - 7, "b": B - 1, "y": Y * 3 + 100},
-                         label="y")
+                         label="y", bins="categorical")
     assert _values(shifted.f) == pytest.approx(_values(base.f), abs=1e-12)
     assert shifted.sensitivity == base.sensitivity
 
@@ -78,7 +80,7 @@ def test_codes_are_renumbered_without_changing_the_objective():
 def test_inexact_or_infinite_codes_are_invalid(bad):
     y = np.nan_to_num(Y, nan=1.0)
     y[0] = bad
-    task = build_task("feature-selection", {"a": A, "y": y}, label="y")
+    task = build_task("feature-selection", {"a": A, "y": y}, label="y", bins="categorical")
     assert task.diagnostics["invalid_cells"]["y"] == 1
 
 

@@ -192,8 +192,8 @@ def test_feature_selection_imputes_a_missing_category_within_the_sensitivity():
             "y": rng.integers(0, 2, 9).astype(float)}
     bad = {k: v.copy() for k, v in recs.items()}
     bad["a"][4], bad["b"][4], bad["y"][4] = np.nan, 1.5, np.inf
-    D = build_task("feature-selection", recs, label="y")
-    Dp = build_task("feature-selection", bad, label="y")
+    D = build_task("feature-selection", recs, label="y", bins="categorical")
+    Dp = build_task("feature-selection", bad, label="y", bins="categorical")
     assert Dp.diagnostics["invalid_cells"] == {"y": 1, "a": 1, "b": 1}
     assert sup_diff(D.f, Dp.f) <= D.sensitivity * (1 + 1e-9)
 

@@ -82,6 +82,51 @@ def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
     return table or None
 
 
+def _bin_rule(text: str, option: str) -> int | str | list[float]:
+    """One --bins rule: a count, ``categorical``, or comma-separated edges."""
+    text = text.strip()
+    if text == "categorical":
+        return text
+    if "," in text:
+        return _floats(text, option)
+    try:
+        return int(text)
+    except ValueError:
+        raise error(f"{option}: a rule is a number of bins (with --bounds), edges E0,E1,... "
+                     f"or 'categorical'; got {text!r}.") from None
+
+
+def _bins(entries: list[str] | None, bounds: dict[str, Any] | None) -> Any:
+    """``--bins``: rules per column (NAME=RULE) and for all other columns (RULE).
+
+    A count alone bins the columns with --bounds; it may be given with one other rule for the
+    remaining columns (``--bins 4 --bins categorical``).
+    """
+    if not entries:
+        return None
+    per: dict[str, Any] = {}
+    count: int | None = None
+    for entry in entries:
+        name, sep, text = entry.partition("=")
+        rule = _bin_rule(text if sep else entry, f"--bins {entry}")
+        key = name.strip() if sep else ("#" if isinstance(rule, int) else "*")
+        if key in per or (key == "#" and count is not None):
+            raise error(f"--bins {entry}: " + ("that rule for all columns is given twice"
+                                               if key in "#*" else f"column {key!r} is given "
+                                               "twice") + "; give each once.")
+        if key == "#":
+            count = rule  # type: ignore[assignment]
+        else:
+            per[key] = rule
+    if count is None:
+        return per["*"] if list(per) == ["*"] else per
+    if not per:
+        return count
+    for name in bounds or {}:
+        per.setdefault(name, count)
+    return per
+
+
 def _grid(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
@@ -153,7 +198,8 @@ def public_inputs(args: argparse.Namespace) -> dict[str, Any]:
     elif args.task == "feature-selection":
         if args.label is None:
             raise error("feature-selection needs the label column: pass --label NAME.")
-        pub = {"label": args.label, "bins": args.bins, "bounds": _bounds(args),
+        bounds = _bounds(args)
+        pub = {"label": args.label, "bins": _bins(args.bins, bounds), "bounds": bounds,
                "label_thresholds": (None if args.label_thresholds is None else
                                     _floats(args.label_thresholds, "--label-thresholds"))}
     else:

@@ -291,7 +291,8 @@ examples:
   dpsubmod select riders.csv --task facility-location --candidates sites.csv \\
       --candidate-names name --partition-column district --capacities 1 --epsilon 1
   dpsubmod select survey.csv --task feature-selection --label outcome \\
-      --bins 4 --bounds age=18,90 --bounds income=0,200000 --k 3 --epsilon 2
+      --bins 4 --bounds age=18,90 --bounds income=0,200000 --bins categorical --k 3 \\
+      --epsilon 2
   dpsubmod select people.csv --task coverage --k 3 --epsilon 0.5 --delta 1e-6
   dpsubmod select rides.csv --task coverage --check-data
   dpsubmod budget new rides-budget.json --dataset rides --epsilon 3
@@ -393,7 +394,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "similarity max(0, D - distance) (default: candidates' diameter)")
     fs = p.add_argument_group("feature-selection")
     fs.add_argument("--label", help="the label column the features should predict")
-    fs.add_argument("--bins", type=int, help="equal-width bins for columns with public bounds")
+    fs.add_argument("--bins", action="append", metavar="[NAME=]RULE",
+                    help="how a feature column becomes categories (public; repeatable): B "
+                    "equal-width bins on its --bounds, edges E0,E1,...,EB, or 'categorical' "
+                    "(integer codes); NAME=RULE for one column, RULE alone for every other "
+                    "column. Every feature column needs a rule")
     fs.add_argument("--bounds-file", help="public CSV with columns column,low,high")
     fs.add_argument("--label-thresholds", help="public increasing cut points t1,t2,... turning a "
                     "numeric label into classes (class = number of t with label >= t)")

@@ -199,24 +199,64 @@ def feature_names(estimator: Any) -> list[str]:
 
 
 def bounds_by_name(bounds: object, names: list[str], caller: str
-                   ) -> dict[str, Any] | None:
-    """Public bounds per column name: a dict as given, or one ``(low, high)`` for every column.
+                   ) -> dict[str, tuple[float, float]] | None:
+    """Public bounds per column name, checked: ``{name: (low, high)}``.
 
-    Names and values are checked by the task (a name that is not a column is refused there).
+    ``bounds`` is one ``(low, high)`` pair for every column, a sequence with one pair per
+    column (in the columns' order), or a mapping from column name to a pair (columns it does
+    not name have no bounds). Every pair must be finite with ``low < high``.
     """
     if bounds is None:
         return None
+    shape = ("one (low, high) pair for every feature, a sequence with one (low, high) pair per "
+             f"feature ({len(names)} here), or a dict from feature name to (low, high), e.g. "
+             "{'age': (18, 90)}; fix them from public knowledge, never from the records")
     if isinstance(bounds, Mapping):
-        return {str(k): v for k, v in bounds.items()}
-    pair: Any = bounds
-    ok = (not isinstance(pair, str) and hasattr(pair, "__len__") and len(pair) == 2
-          and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in pair))
-    if not ok:
-        raise ParameterTypeError(
-            f"The 'bounds' parameter of {caller} must be one (low, high) pair for every feature "
-            "or a dict from feature name to (low, high), e.g. {'age': (18, 90)}; fix them from "
-            f"public knowledge, never from the records. Got {bounds!r}.")
-    return {n: (float(pair[0]), float(pair[1])) for n in names}
+        unknown = [str(k) for k in bounds if str(k) not in names]
+        if unknown:
+            raise ValidationError(
+                f"The 'bounds' parameter of {caller} names {', '.join(map(repr, unknown))}, "
+                f"which is not a feature of X (its features: {', '.join(names)}). Fix the "
+                "name.")
+        pairs = {str(k): v for k, v in bounds.items()}
+    elif _is_pair(bounds):
+        pairs = {n: bounds for n in names}
+    elif (not isinstance(bounds, (str, bytes)) and hasattr(bounds, "__len__")
+          and all(_is_pair(p) for p in bounds)):  # type: ignore[union-attr]
+        seq = list(bounds)  # type: ignore[call-overload]
+        if len(seq) != len(names):
+            raise ValidationError(
+                f"The 'bounds' parameter of {caller} has {len(seq)} (low, high) pairs; X has "
+                f"{len(names)} features. Pass {shape}.")
+        pairs = dict(zip(names, seq))
+    else:
+        raise ParameterTypeError(f"The 'bounds' parameter of {caller} must be {shape}. Got "
+                                 f"{bounds!r}.")
+    out = {}
+    for name, pair in pairs.items():
+        if not _is_pair(pair):
+            raise ParameterTypeError(
+                f"The 'bounds' parameter of {caller} must give two numbers (low, high) for "
+                f"{name!r}; got {pair!r}.")
+        lo, hi = float(pair[0]), float(pair[1])  # type: ignore[index]
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValidationError(
+                f"The 'bounds' parameter of {caller} must give finite bounds with low < high "
+                f"for {name!r}; got ({lo:g}, {hi:g}).")
+        out[name] = (lo, hi)
+    return out
+
+
+def _is_pair(v: object) -> bool:
+    """Two real numbers (a tuple, a list or an array of two)."""
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+        return False
+    try:
+        items = list(v)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return len(items) == 2 and all(
+        isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in items)
 
 
 def n_to_select(value: object, n: int, name: str, what: str, caller: str) -> int:

@@ -80,9 +80,11 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         A public grid of cell centres on ``bounds`` instead of ``candidates``: points per axis
         (one int for every column, or a dict from column name to int); needs ``bounds`` for
         every column. At most 100,000 points.
-    bounds : (low, high), dict or None, default=None
-        Public box of the records: one pair for every column, or a dict from column name
-        (``feature_names_in_``, or ``x0, x1, ...`` for an array) to ``(low, high)``.
+    bounds : (low, high), sequence of (low, high), dict or None, default=None
+        Public box of the records: one pair for every column, one pair per column in the
+        columns' order (e.g. ``[(40.6, 40.9), (-74.1, -73.8)]``), or a dict from column name
+        (``feature_names_in_``, or ``x0, x1, ...`` for an array) to ``(low, high)``. Each pair
+        finite with ``low < high``; anything else is refused naming ``bounds``.
     similarity : {"gaussian", "negative-distance"}, default="gaussian"
     bandwidth : float or None, default=None
         ``h`` of the Gaussian similarity; default: the median distance between neighbouring

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -47,11 +48,21 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     first in a Pipeline, or after data-independent steps only: a fitted scaler in front of it
     makes every row depend on every other row, and the guarantee does not cover that.
 
-    Features are used as category codes (integers) unless a column has public ``bounds`` and
-    ``bins`` is set, in which case it is cut into ``bins`` equal-width bins (values outside fall
-    into the edge bins). An invalid value in a private row (NaN, infinite, text, or a
-    non-integer without bins) becomes the public category "missing": a rule that looks at that
-    cell alone, so a bad row never raises (the refusal itself would reveal the row).
+    **Every feature needs a declared, public binning** (``bins``): equal-width bins on public
+    ``bounds``, explicit edges, or ``"categorical"`` for integer category codes. A column of
+    an integer or boolean dtype (a numpy array or DataFrame column; the type is declared by the
+    container, not read from the values) is categorical unless ``bins`` says otherwise. A
+    column with no rule (for example the real-valued columns of a float array without
+    ``bins``) is refused when ``fit`` starts, before anything is charged, with the fix: read as
+    codes, every non-integer value would become "missing" and the selection would be close to
+    blind. The decision reads only ``bins``, ``bounds`` and the dtypes, never a value, so one
+    row cannot change it, provided the dtype is declared too: a dtype that a reader infers from
+    the values (``pandas.read_csv`` without ``dtype=``, ``numpy.asarray`` of a list) is as
+    private as they are, so declare it there or pass ``bins``. An invalid value in a private
+    row (NaN, infinite, text, or a non-integer in a categorical column) becomes the public
+    category "missing": a rule that looks at that cell alone, so a bad row never raises (the
+    refusal itself would reveal the row). Values outside the bounds or edges fall into the
+    edge bins.
 
     Parameters
     ----------
@@ -77,12 +88,18 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         Resolved when ``fit`` starts, never in the constructor: an int gives the same selection
         on every fit, a Generator continues its stream, ``None`` draws fresh entropy. It seeds
         the ``"numpy"`` backend only; the secure backend ignores it (and warns).
-    bins : int or None, default=None
-        Equal-width bins per bounded column (public). Needs ``bounds``.
-    bounds : (low, high), dict or None, default=None
-        Public range of the binned columns: one pair for every column, or a dict from column
-        name (``feature_names_in_``, or ``x0, x1, ...`` for an array) to ``(low, high)``.
-        Columns without bounds must hold integer category codes.
+    bins : int, "categorical", sequence of float, dict or None, default=None
+        How each feature becomes categories (public). An int ``B``: ``B`` equal-width bins on
+        the column's ``bounds``, for every column with bounds. A sequence of increasing edges
+        ``[e0, ..., eB]``: ``B`` bins for every column. ``"categorical"``: every column holds
+        integer category codes. A dict from feature name (``feature_names_in_``, or ``x0, x1,
+        ...`` for an array) to one of these, per column; its key ``"*"`` gives the rule of the
+        columns it does not name. ``None``: only integer-typed columns, as codes.
+    bounds : (low, high), sequence of (low, high), dict or None, default=None
+        Public range of the columns binned by a count: one pair for every column, one pair per
+        feature in the columns' order, or a dict from feature name to ``(low, high)``. Each
+        pair finite with ``low < high``; a bound on a column that no count bins is refused
+        (it would have no effect).
     label_thresholds : sequence of float or None, default=None
         Public cut points for a numeric ``y`` (the class of a row is the number of thresholds at
         or below its label). Without them ``y`` is a class label: each distinct value is a
@@ -147,7 +164,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     def __init__(self, n_features_to_select: int | float | None = None, *,
                  epsilon: float = 1.0, delta: float = 0.0, method: str = "private_greedy",
                  backend: str = "secure", budget: Any = None, random_state: Any = None,
-                 bins: int | None = None, bounds: Any = None,
+                 bins: Any = None, bounds: Any = None,
                  label_thresholds: Any = None) -> None:
         self.n_features_to_select = n_features_to_select
         self.epsilon = epsilon
@@ -178,6 +195,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         """
         from .. import __version__
         from ..tasks import build_constraint, build_task, private_select
+        from ..tasks.feature_selection import typed_integer_columns
 
         caller = type(self).__name__
         self._forget()
@@ -187,6 +205,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
                 f"{caller} requires y to be passed, but the target y is None. Pass the labels "
                 "the features should predict: fit(X, y).")
         # with one row the mutual information is always 0 (the number of rows is public)
+        raw = X
         X = validate_X(self, X, reset=True, min_samples=2)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
@@ -194,16 +213,14 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         k = n_to_select(self.n_features_to_select, len(names), "n_features_to_select",
                         "features", caller)
         bounds = bounds_by_name(self.bounds, names, caller)
-        if (self.bins is None) != (bounds is None):
-            raise ValidationError(
-                f"{caller}: bins and bounds go together (equal-width bins on public bounds); "
-                + ("pass bounds=(low, high) or a dict per column, fixed without looking at the "
-                   "records." if bounds is None else "pass bins=, e.g. bins=4."))
+        # integer and boolean dtypes declare codes; read from the container, not the values
+        codes = typed_integer_columns(raw, names)
+        bins = _bins_by_name(self.bins, bounds, names, codes)
         label = _free_name("y", names)
         records: dict[str, np.ndarray] = dict(zip(names, as_float(X).T))
         records[label] = _labels(y, self.label_thresholds)
         task = build_task("feature-selection", records, label=label, columns=names,
-                          bins=self.bins, bounds=bounds,
+                          bins=bins, bounds=bounds,
                           label_thresholds=self.label_thresholds)
         spec = build_constraint(task, k=k, k_name="n_features_to_select")
         rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
@@ -230,6 +247,32 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         tags.target_tags.required = True
         tags.non_deterministic = self.backend != "numpy"
         return tags
+
+
+def _bins_by_name(bins: Any, bounds: dict[str, Any] | None, names: list[str],
+                  codes: list[str]) -> Any:
+    """``bins`` for the task, with integer-typed columns declared categorical where ``bins``
+    gives them no rule (a count bins only the columns with bounds)."""
+    if not codes or isinstance(bins, bool) or (
+            bins is not None and not isinstance(bins, (int, np.integer, Mapping))):
+        return bins  # one rule for every column ("categorical", edges), or nothing to add
+    if isinstance(bins, Mapping):
+        per = {str(k): v for k, v in bins.items()}
+    elif bins is None:
+        per = {}
+    else:
+        per = {n: bins for n in names if bounds is not None and n in bounds}
+    others = per.get("*")
+    for n in codes:
+        # a count for all bins only the bounded columns; other rules for all apply as given
+        if n not in per and (others is None or (_is_count(others)
+                                                and n not in (bounds or {}))):
+            per[n] = "categorical"
+    return per
+
+
+def _is_count(rule: Any) -> bool:
+    return isinstance(rule, (int, np.integer)) and not isinstance(rule, bool)
 
 
 def _free_name(base: str, taken: list[str]) -> str:

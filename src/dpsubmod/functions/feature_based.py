@@ -35,7 +35,10 @@ class FeatureBased(SetFunction):
     sets because it needs no pairwise similarity.
 
     Monotone and submodular when ``g`` is concave and nondecreasing with ``g(0) = 0`` (the
-    built-ins are; a callable is the caller's responsibility, only ``g(0) = 0`` is checked).
+    built-ins are; for a callable only ``g(0) = 0`` is checked here). This constructor derives
+    no sensitivity from ``g``: a declared ``sensitivity`` is passed through, and what it
+    assumes of a callable ``g`` is the caller's claim. :meth:`from_chunks`, which derives one,
+    enforces it (``g`` is read on a public grid, checked, and each record's term clipped).
 
     Parameters
     ----------
@@ -105,19 +108,29 @@ class FeatureBased(SetFunction):
         r"""A concave-over-modular objective summed over records read in chunks.
 
         Record ``i`` (a row of ``n_items`` values, e.g. a person's ratings of the items) gives
-        the term :math:`\min(g(\sum_{e \in S} m_{ie}), \mathrm{cap})` with values clipped
-        to ``[0, value_max]`` (a non-finite value counts as 0); ``f`` is the average of the
-        terms, with the record's running sum as state (see
+        the term :math:`\mathrm{clip}(g(\sum_{e \in S} m_{ie}), 0, \mathrm{cap})` with
+        values clipped to ``[0, value_max]`` (a non-finite value counts as 0); ``f`` is the
+        average of the terms, with the record's running sum as state (see
         :mod:`dpsubmod.functions.records`). Each term lies in ``[0, cap]`` (default
         ``cap = g(n_items * value_max)``), so ``sensitivity = cap / N`` under replace-one-row.
         Terms are rounded down to multiples of ``cap / 2**24``, which keeps them monotone but
         can break submodularity by one unit. ``user_id``, ``max_rows_per_user`` and
         ``relation`` as in :meth:`FacilityLocation.from_chunks`.
+
+        The sensitivity does not trust a callable ``g``: it is called once, on 65,537 equally
+        spaced public points of ``[0, n_items * value_max]`` (the range of a record's sum),
+        and refused unless its values there are finite, start at ``g(0) = 0`` and never
+        decrease. A record's term is then the linear interpolation of that table at the
+        record's own sum, clipped to ``[0, cap]`` from both sides: ``g`` never sees a record,
+        so a ``g`` that looks across its input array or keeps state between calls cannot make
+        one record move another's term. The built-in names are evaluated exactly,
+        elementwise, and clipped the same way.
         """
         from .records.families import feature_based_from_chunks
 
         return feature_based_from_chunks(chunks, n_items, _concave(concave),
-                                         value_max=value_max, cap=cap, user_id=user_id,
+                                         value_max=value_max, cap=cap,
+                                         trusted=isinstance(concave, str), user_id=user_id,
                                          max_rows_per_user=max_rows_per_user,
                                          relation=relation, chunk_rows=chunk_rows,
                                          n_jobs=n_jobs, scheduler=scheduler)

@@ -51,7 +51,7 @@ from ._common import INVALID_RULES, Scale, Task
 from ._table import RecordTable, as_table
 from .coverage import coverage
 from .facility_location import facility_location
-from .feature_selection import MISSING, feature_selection
+from .feature_selection import MISSING, binned_columns, feature_selection
 from .release import BACKEND_GUARANTEE, ConstraintSpec, Release, build_constraint, private_select
 
 __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "RecordTable",
@@ -168,7 +168,7 @@ def check_data(task: str, records: object, *, columns: list[str] | None = None,
         cols = list(columns) if columns is not None else [
             c for c in table.names if c in table.numeric and c != label]
         cols = cols + ([label] if label is not None else [])
-        binned = set(public.get("bounds") or {}) if public.get("bins") else set()
+        binned = binned_columns(public.get("bins"), public.get("bounds"), cols)
         if public.get("label_thresholds") is not None:
             binned.add(label)
     elif task == "facility-location":

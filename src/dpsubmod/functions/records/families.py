@@ -11,7 +11,7 @@ import numpy as np
 from ..._validation import check_finite, check_real
 from ...errors import ValidationError
 from .build import build_record_objective
-from .kernels import ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel
+from .kernels import ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel, PublicTable
 from .objective import RecordObjective
 
 __all__ = ["facility_location_from_chunks", "coverage_from_chunks", "feature_based_from_chunks"]
@@ -118,17 +118,28 @@ def coverage_from_chunks(chunks: object, n_sets: int, *, invalid: str = "clip",
                                   scheduler=scheduler)
 
 
+#: Points of the public grid on which a user's concave function is read (2**16 intervals).
+GRID_POINTS = 2 ** 16 + 1
+
+
 def feature_based_from_chunks(chunks: object, n_items: int, g: Callable, *,
                               value_max: float = 1.0, cap: float | None = None,
-                              user_id: object = None, max_rows_per_user: int | None = None,
+                              trusted: bool = False, user_id: object = None,
+                              max_rows_per_user: int | None = None,
                               relation: str | None = None, chunk_rows: int | None = None,
                               n_jobs: int = 1, scheduler: object = None) -> RecordObjective:
-    """See :meth:`dpsubmod.functions.FeatureBased.from_chunks`."""
+    """See :meth:`dpsubmod.functions.FeatureBased.from_chunks`.
+
+    ``trusted`` marks ``g`` as one of the library's elementwise built-ins; any other ``g`` is
+    read on the public grid (:func:`concave_table`) and never called on a record.
+    """
     caller = "FeatureBased.from_chunks"
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
         raise ValidationError(f"The 'n_items' parameter of {caller} must be an integer >= 1; "
                               f"got {n_items!r}.")
     vmax = _finite_positive(value_max, "value_max", caller)
+    if not trusted:
+        g = concave_table(g, float(n_items) * vmax, caller)
     top = float(np.asarray(g(np.array([n_items * vmax])), dtype=np.float64)[0])
     c = top if cap is None else _finite_positive(cap, "cap", caller)
     if not (np.isfinite(c) and c > 0):
@@ -144,3 +155,39 @@ def feature_based_from_chunks(chunks: object, n_items: int, g: Callable, *,
                                   max_rows_per_user=max_rows_per_user, relation=relation,
                                   chunk_rows=chunk_rows, n_jobs=n_jobs,
                                   scheduler=scheduler)
+
+
+def concave_table(g: Callable, top: float, caller: str) -> PublicTable:
+    """``g`` read on ``GRID_POINTS`` public points of ``[0, top]``, checked, as a table.
+
+    Refused (naming 'concave') unless the values are finite, ``g(0) = 0`` and nondecreasing up
+    to rounding: the terms' range ``[0, cap]`` and the calibrations that assume monotone
+    records rely on it. Rounding-level dips are then levelled, so the table is exactly
+    nondecreasing. Concavity is not checked (it matters for the approximation, not privacy).
+    """
+    grid = np.linspace(0.0, top, GRID_POINTS)
+    try:
+        with np.errstate(all="ignore"):
+            table = np.asarray(g(grid.copy()), dtype=np.float64)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ValidationError(f"The 'concave' callable of {caller} failed on the public grid "
+                              f"[0, {top:g}]: {exc}.") from None
+    if table.shape != grid.shape or not np.isfinite(table).all():
+        raise ValidationError(
+            f"The 'concave' callable of {caller} must map an array to finite values of the "
+            f"same shape; on {GRID_POINTS} public points of [0, n_items * value_max] = "
+            f"[0, {top:g}] it did not.")
+    if table[0] != 0.0:
+        raise ValidationError(f"The 'concave' callable of {caller} must satisfy g(0) = 0; got "
+                              f"{table[0]!r}.")
+    tol = 1e-9 * max(1.0, float(np.abs(table).max()))
+    drops = np.flatnonzero(np.diff(table) < -tol)
+    if drops.size:
+        i = int(drops[0])
+        raise ValidationError(
+            f"The 'concave' callable of {caller} must be nondecreasing on [0, n_items * "
+            f"value_max] = [0, {top:g}]; it decreases from g({grid[i]:.6g}) = {table[i]:.6g} "
+            f"to g({grid[i + 1]:.6g}) = {table[i + 1]:.6g}. The sensitivity cap / N and the "
+            "monotone-records calibrations rely on it: use a nondecreasing g (for example "
+            "min(g(c), its maximum)) or a smaller value_max.")
+    return PublicTable(grid, np.maximum.accumulate(table))

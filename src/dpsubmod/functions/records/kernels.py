@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 __all__ = ["UNIT_BITS", "UNITS", "MAX_ROWS", "GaussianKernel", "DistanceKernel",
-           "CoverageKernel", "ConcaveKernel"]
+           "CoverageKernel", "ConcaveKernel", "PublicTable"]
 
 #: Fixed-point resolution of a record's term: ``2**UNIT_BITS`` units is its largest value.
 UNIT_BITS = 24
@@ -242,9 +242,12 @@ class CoverageKernel:
 
 
 class ConcaveKernel:
-    """A record's term ``floor(2**24 * min(g(sum_{e in S} m_e), cap) / cap)`` (feature based).
+    """A record's term ``floor(2**24 * clip(g(sum_{e in S} m_e), 0, cap) / cap)`` (feature based).
 
     Not of the max form above: the state is the record's running sum ``sum_{e in S} m_e``.
+    ``g`` must act elementwise (a built-in ufunc, or a :class:`PublicTable` of a user's
+    function), so a record's term depends on its own sum alone; the clip from both sides keeps
+    it in ``[0, cap]`` whatever ``g`` returns, which is what the sensitivity ``cap / N`` needs.
     """
 
     def __init__(self, n_items: int, g: object, cap: float, value_max: float):
@@ -255,7 +258,8 @@ class ConcaveKernel:
 
     def term(self, c: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            v = np.minimum(np.asarray(self.g(c), dtype=np.float64), self.s_max)
+            v = np.asarray(self.g(c), dtype=np.float64)  # type: ignore[operator]
+        v = np.clip(np.nan_to_num(v, nan=0.0), 0.0, self.s_max)
         return np.floor(v * (UNITS / self.s_max))
 
     def values(self, M: np.ndarray) -> np.ndarray:
@@ -263,3 +267,28 @@ class ConcaveKernel:
 
     def random_record(self, gen: np.random.Generator) -> np.ndarray:
         return self.value_max * gen.random(self.n)
+
+
+class PublicTable:
+    """A user's function ``g``, read once on a public grid and interpolated linearly.
+
+    ``g`` is called once, on the grid (equally spaced public points from 0), never on a record:
+    whatever it does with its input (look across the array, keep state between calls), the
+    table is a function of public inputs only. Each value is then the interpolation at one
+    record's own sum (elementwise: the cell index is computed, not searched), so a record's
+    term depends on that record alone. Sums beyond the grid take its last value.
+    """
+
+    def __init__(self, grid: np.ndarray, table: np.ndarray):
+        self.grid = np.asarray(grid, dtype=np.float64)
+        self.table = np.asarray(table, dtype=np.float64)
+        self.step = float(self.grid[-1] / (self.grid.size - 1))
+        self.slope = np.append(np.diff(self.table), 0.0)
+
+    def __call__(self, c: np.ndarray) -> np.ndarray:
+        last = self.grid.size - 1
+        x = np.nan_to_num(np.asarray(c, dtype=np.float64), nan=0.0) / self.step
+        np.clip(x, 0.0, float(last), out=x)
+        i = x.astype(np.intp)
+        x -= i
+        return self.table[i] + x * self.slope[i]
