@@ -61,11 +61,11 @@ def test_bins_per_column_or_for_all_release(survey, capsys, rules):
 
 
 def test_a_continuous_column_without_bins_is_refused_before_the_charge(survey, capsys):
-    assert _main(["budget", "new", "b.json", "--epsilon", "100"]) == 0
+    assert _main(["budget", "new", "b.json", "--epsilon", "100", "--dataset", "patients"]) == 0
     before = (survey / "b.json").read_text()
     capsys.readouterr()
     status = _main([*BASE, "--bins", "code=categorical", "--budget", "b.json",
-                    "--out", "r.json"])
+                    "--dataset", "patients", "--out", "r.json"])
     err = capsys.readouterr().err
     assert status == 2
     line = err.strip()
@@ -76,7 +76,7 @@ def test_a_continuous_column_without_bins_is_refused_before_the_charge(survey, c
     assert not (survey / "r.json").exists()
     # the same budget then pays for the declared run
     assert _main([*BASE, "--bins", "categorical", "--bins", "size=0,5,10",
-                  "--budget", "b.json"]) == 0
+                  "--budget", "b.json", "--dataset", "patients"]) == 0
     assert (survey / "b.json").read_text() != before
 
 
