@@ -70,8 +70,8 @@ class _EpochMean(SetFunction):
     value counts as 0), with the declared sensitivity ``bound / L``: replacing one of the ``L``
     functions by any other moves the mean by at most that at every set."""
 
-    def __init__(self, functions: Sequence[SetFunction], bound: float):
-        super().__init__(functions[0].n, sensitivity=float(bound) / len(functions))
+    def __init__(self, functions: Sequence[SetFunction], bound: float, sensitivity: float):
+        super().__init__(functions[0].n, sensitivity=sensitivity)
         self.functions = list(functions)
         self.bound = float(bound)
 
@@ -360,10 +360,16 @@ class PrivateEpochGreedy(Learner):
             self._previous = []
         return self._current.copy()
 
+    def _mean_sensitivity(self, L: int) -> float:
+        """Sensitivity of the mean of ``L`` rounds' clipped functions: one of them replaced
+        moves it by at most ``bound / L`` at every set."""
+        return float(self.bound) / L
+
     def _private_selection(self, functions: list[SetFunction]) -> np.ndarray:
         kw = tree_backend(self.backend, self._select_rng)
         options = {} if kw["backend"] is None else {"backend": kw["backend"]}
-        res = maximize(_EpochMean(functions, float(self.bound)), self._constraint,
+        mean = _EpochMean(functions, float(self.bound), self._mean_sensitivity(len(functions)))
+        res = maximize(mean, self._constraint,
                        self.method, epsilon=float(self.epsilon), delta=float(self.delta),
                        budget=self._allowance, rng=kw["rng"], **options)
         mask = np.zeros(int(self.n), dtype=bool)
