@@ -94,7 +94,7 @@ def test_epoch_greedy_schedule_and_plan():
 
 
 def test_etc_default_m_and_plan():
-    assert default_m(2000, [12, 11, 10], 1.0) == 13
+    assert default_m(2000, [12, 11, 10], 1.0) == 18
     # A smaller epsilon explores more (the privacy term T / (m epsilon) pulls m up).
     assert default_m(2000, [12, 11, 10], 0.1) > default_m(2000, [12, 11, 10], 1.0)
     learner = PrivateExploreThenCommit(N, 1000, K, epsilon=1.0)
