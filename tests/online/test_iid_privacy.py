@@ -202,6 +202,27 @@ def test_etc_exact_law_is_epsilon_dp():
     assert res.passed and max(res.max_log_ratio, res.max_log_ratio_reverse) > 0.8
 
 
+def test_etc_exact_law_with_a_second_stage_round_replaced():
+    # Round 3 is stage 2's first play, whose set depends on stage 1's choice: reward 1 on D,
+    # 0 on D', whichever pair is played.
+    fill = [Modular([0.3, 0.0, 0.2])] * 6
+    D = [*fill[:3], Modular([1.0, 1.0, 1.0]), *fill[3:5]]
+    D_prime = [*fill[:3], Modular([0.0, 0.0, 0.0]), *fill[3:5]]
+    for scale, ok in ((1.0, True), (0.5, False)):
+        res = exact_check(lambda d, s=scale: _etc_law(d, 3, 2, 1, s), D, D_prime, epsilon=EPS,
+                          tol=1e-6)
+        assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+
+
+def test_epoch_greedy_exact_law_with_a_later_epoch_round_replaced():
+    # Round 2 is in epoch 1, whose mean of two rounds feeds the second selection
+    # (sensitivity 1/2).
+    D = [*EG_D[:2], Modular([1.0, 0.0, 0.0]), *EG_D[3:]]
+    D_prime = [*EG_D[:2], Modular([0.0, 1.0, 1.0]), *EG_D[3:]]
+    assert exact_check(lambda d: _eg_law(d, 1), D, D_prime, epsilon=EPS).passed
+    assert not exact_check(lambda d: _eg_law(d, 1, scale=0.5), D, D_prime, epsilon=EPS).passed
+
+
 def test_etc_half_noise_is_caught():
     res = exact_check(lambda d: _etc_law(d, 3, 2, 1, scale=0.5), ETC_D, ETC_D_PRIME,
                       epsilon=EPS, tol=1e-6)
