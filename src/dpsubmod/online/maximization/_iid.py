@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._validation import check_int, check_real
 from ...constraints import Constraint, Knapsack, UniformMatroid
-from ...errors import ParameterTypeError
+from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ...offline.guarantees import max_feasible_size
 
 __all__ = ["NEIGHBOURING", "PARALLEL_RULE", "as_constraint", "constraint_ratio",
@@ -46,12 +46,12 @@ def as_constraint(k: object, n: int, caller: str) -> Constraint:
             f"Constraint (a Matroid or Knapsack); got {type(k).__name__}."
         )
     if k.n != int(n):
-        raise ParameterTypeError(
+        raise GroundSetMismatchError(
             f"The constraint 'k' of {caller} is on a ground set of size {k.n} but the learner "
             f"plays on n={int(n)}; build the constraint on range(n)."
         )
     if max_feasible_size(k) == 0:
-        raise ParameterTypeError(
+        raise ValidationError(
             f"The constraint 'k' of {caller} admits no non-empty feasible set; relax it.")
     return k
 
