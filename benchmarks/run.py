@@ -21,6 +21,7 @@ BENCHMARKS = {
     "coverage": "bench_coverage",
     "continuous_greedy": "bench_continuous_greedy",
     "online": "bench_online",
+    "online_iid": "bench_online_iid",
     "secure": "bench_secure",
 }
 

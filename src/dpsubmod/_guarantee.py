@@ -9,9 +9,12 @@ from the private data, so it may be published beside the release.
 An online learner states its theorem's bound on the expected regret of its run
 (:class:`RegretGuarantee`), from ``T``, ``epsilon``, ``n`` and its resolved learning rates and
 exploration, before round 1. The bounds are on the expectation over the learner's own
-randomness, against an oblivious adversary, under the theorem's assumptions (stated with each
-learner: submodular costs in ``[-M, M]`` for minimization; monotone submodular rewards in
-``[0, 1]``, or with singleton values at most ``bound``, for maximization). They are explicit
+randomness, under the stream assumption each learner declares (``learner.assumption``, copied
+into ``guarantee.assumption``: an oblivious adversary for the seed papers' learners, i.i.d.
+rounds for the epoch-greedy and explore-then-commit learners) and the theorem's other
+assumptions (stated with each learner: submodular costs in ``[-M, M]`` for minimization;
+monotone submodular rewards in ``[0, 1]``, or with singleton values at most ``bound``, for
+maximization). They are explicit
 readings of the papers' proofs; where a paper gives only an order of magnitude the theorem
 string says so.
 
@@ -25,7 +28,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RegretGuarantee", "UtilityGuarantee", "regret_guarantee", "utility_guarantee"]
+__all__ = ["RegretGuarantee", "UtilityGuarantee", "regret_guarantee", "utility_guarantee",
+           "ASSUMPTIONS", "ASSUMPTION_TEXT"]
 
 
 def _num(v: float) -> float | str:
@@ -116,6 +120,10 @@ class RegretGuarantee:
     trivial : float
         The regret no learner can exceed (``2 M T`` for costs in ``[-M, M]``; ``alpha T F_max``
         for rewards in ``[0, F_max]``).
+    assumption : str
+        What the bound assumes of the stream: ``"iid"`` (rounds drawn independently from one
+        distribution), ``"oblivious"`` (any sequence fixed before the run) or ``"adaptive"``
+        (each function may depend on the learner's earlier plays); ``""`` when not stated.
 
     Examples
     --------
@@ -130,6 +138,7 @@ class RegretGuarantee:
     theorem: str
     vacuous: bool
     trivial: float = math.inf
+    assumption: str = ""
 
     def per_round(self, T: int) -> float:
         """The bound divided by the number of rounds."""
@@ -138,17 +147,34 @@ class RegretGuarantee:
     def to_dict(self) -> dict[str, Any]:
         """The guarantee as JSON-ready data (``inf`` written as the string ``"inf"``)."""
         return {"bound": _num(self.bound), "units": self.units, "theorem": self.theorem,
-                "vacuous": self.vacuous, "trivial": _num(self.trivial)}
+                "vacuous": self.vacuous, "trivial": _num(self.trivial),
+                "assumption": self.assumption}
 
     def __str__(self) -> str:
         tag = " (vacuous)" if self.vacuous else ""
-        return f"regret <= {self.bound:.4g} {self.units}{tag} [{self.theorem}]"
+        who = f", {ASSUMPTION_TEXT[self.assumption]}" if self.assumption in ASSUMPTION_TEXT \
+            else ""
+        return f"regret <= {self.bound:.4g} {self.units}{tag}{who} [{self.theorem}]"
 
 
-def regret_guarantee(bound: float, trivial: float, *, units: str, theorem: str) -> RegretGuarantee:
+#: The streams a regret bound may assume, and how a statement names them.
+ASSUMPTION_TEXT = {
+    "iid": "for i.i.d. rounds",
+    "oblivious": "against an oblivious adversary",
+    "adaptive": "against an adaptive adversary",
+}
+#: The assumptions, weakest stream first.
+ASSUMPTIONS = tuple(ASSUMPTION_TEXT)
+
+
+def regret_guarantee(bound: float, trivial: float, *, units: str, theorem: str,
+                     assumption: str = "") -> RegretGuarantee:
     """A :class:`RegretGuarantee` of ``bound``, vacuous when it is not below ``trivial`` (or is
-    not a finite number)."""
+    not a finite number); ``assumption`` is one of :data:`ASSUMPTIONS` (or ``""``, and the
+    learner's declared one is filled in by ``learner.guarantee``)."""
+    if assumption not in ("", *ASSUMPTIONS):
+        raise ValueError(f"assumption must be one of {ASSUMPTIONS}; got {assumption!r}")
     b = float(bound)
     vac = not (math.isfinite(b) and b < float(trivial))
     return RegretGuarantee(bound=b, units=units, theorem=theorem, vacuous=vac,
-                           trivial=float(trivial))
+                           trivial=float(trivial), assumption=assumption)

@@ -70,6 +70,8 @@ def test_every_learner_states_a_guarantee(name):
         g.bound = 0.0  # type: ignore[misc]
     assert g.per_round(1000) == pytest.approx(g.bound / 1000)
     assert ("vacuous" in str(g)) == g.vacuous
+    # Every learner's bound names the stream it assumes (the seed papers': oblivious).
+    assert g.assumption == type(learner).assumption == "oblivious"
 
 
 def test_guarantee_names_the_theorem_and_matches_the_bound_formulas():
@@ -189,4 +191,8 @@ def test_regret_guarantee_to_dict_is_json_ready():
     g = regret_guarantee(math.inf, 10.0, units="cost", theorem="t")
     d = json.loads(json.dumps(g.to_dict()))
     assert d == {"bound": "inf", "units": "cost", "theorem": "t", "vacuous": True,
-                 "trivial": 10.0}
+                 "trivial": 10.0, "assumption": ""}
+    g = regret_guarantee(1.0, 10.0, units="cost", theorem="t", assumption="iid")
+    assert g.to_dict()["assumption"] == "iid" and "for i.i.d. rounds" in str(g)
+    with pytest.raises(ValueError, match="assumption"):
+        regret_guarantee(1.0, 10.0, units="cost", theorem="t", assumption="stochastic")

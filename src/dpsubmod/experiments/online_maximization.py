@@ -16,7 +16,8 @@ Stream (one person per round, the privacy unit of the online algorithms):
 Learners: the private experts of Perez-Salazar and Cummings (FI-DP, BanditDP, NaiveBanditDP,
 PresampledBanditDP), the Streeter-Golovin baselines, DPMFW (Sadeghi and Fazel) with Laplace and
 Gaussian noise, Meta-Frank-Wolfe (Chen, Hassani and Karbasi) and Algorithm 4 of Perez-Salazar and
-Cummings on PFTAL, under a cardinality constraint ``k``. The bandit learners use exploration
+Cummings on PFTAL, and the i.i.d.-rounds learners PrivateEpochGreedy and
+PrivateExploreThenCommit, under a cardinality constraint ``k``. The bandit learners use exploration
 rates :math:`\gamma = T^{-1/3}` (Algorithm 3, B.2) and :math:`T^{-1/4}` (B.1), because the
 theorems' constants give :math:`\gamma > 1` at these horizons.
 
@@ -63,6 +64,8 @@ from ..online import (
     OnlineGreedy,
     PFTALMetaFrankWolfe,
     PresampledBanditDP,
+    PrivateEpochGreedy,
+    PrivateExploreThenCommit,
     run,
 )
 from .plots import axes_of, figure, optional_figure, save_figure
@@ -239,6 +242,10 @@ def _register() -> None:
             n, T, k, gamma=T ** (-1 / 3), rng=r), False),
         "MetaFrankWolfe": (lambda n, T, k, e, d, r: MetaFrankWolfe(n, T, k, K=K(T), rng=r),
                            False),
+        "PrivateEpochGreedy": (lambda n, T, k, e, d, r: PrivateEpochGreedy(
+            n, T, k, epsilon=e, rng=r), True),
+        "PrivateExploreThenCommit": (lambda n, T, k, e, d, r: PrivateExploreThenCommit(
+            n, T, k, epsilon=e, rng=r), True),
         "random k-set": (lambda n, T, k, e, d, r: UniformRandom(n, T, k, rng=r), False),
     })
     LEARNERS_PAPER.update(LEARNERS)

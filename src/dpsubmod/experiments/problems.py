@@ -15,8 +15,10 @@ name fails with the list of valid ones.
   stream of :mod:`dpsubmod.experiments.online_minimization`); ``"facility_location"`` for
   maximization (round ``t`` is one person's facility-location function over public candidates;
   values in ``[0, 1]``).
-* Online learners (:data:`LEARNERS`): each with its sense (min/max), whether it is private, and
-  the exponent ``a`` of its regret bound ``O(T^a)`` (drawn as the reference slope).
+* Online learners (:data:`LEARNERS`): each with its sense (min/max), whether it is private,
+  the exponent ``a`` of its regret bound ``O(T^a)`` (drawn as the reference slope), and the
+  stream its regret bound assumes (``"iid"``, ``"oblivious"`` or ``"adaptive"``, as the
+  learner class declares in ``assumption``).
 """
 
 from __future__ import annotations
@@ -175,14 +177,17 @@ def build_stream(spec: Mapping[str, Any], T: int, seed: int, rep: int) -> Any:
 # =============================================================================================
 @dataclass(frozen=True)
 class LearnerSpec:
-    """A learner a sweep can run: sense, privacy, regret exponent and a factory
-    ``factory(n, T, k, epsilon, delta, rng, **options)``."""
+    """A learner a sweep can run: sense, privacy, regret exponent, the stream its regret bound
+    assumes (``"iid"``: rounds drawn independently from one distribution; ``"oblivious"``: any
+    sequence fixed before the run; ``"adaptive"``: functions that may react to earlier plays)
+    and a factory ``factory(n, T, k, epsilon, delta, rng, **options)``."""
 
     name: str
     sense: str
     private: bool
     slope: float
     factory: Callable[..., Any]
+    assumption: str
 
 
 def _min(cls_name: str, private: bool) -> Callable[..., Any]:
@@ -211,22 +216,43 @@ def _max(cls_name: str, private: bool) -> Callable[..., Any]:
     return make
 
 
+def _iid(cls_name: str) -> Callable[..., Any]:
+    def make(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
+             **opts: Any) -> Any:
+        from .. import online
+
+        return getattr(online, cls_name)(n, T, k, epsilon=eps, rng=rng, **opts)
+
+    return make
+
+
 LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
-    # minimization (Cardoso and Cummings 2018; Hazan and Kale 2012)
-    LearnerSpec("SubmodPFTAL", "min", True, 0.5, _min("SubmodPFTAL", True)),
-    LearnerSpec("BanditSubmodPFTAL", "min", True, 0.75, _min("BanditSubmodPFTAL", True)),
-    LearnerSpec("HazanKale", "min", False, 0.5, _min("HazanKale", False)),
-    LearnerSpec("BanditHazanKale", "min", False, 2 / 3, _min("BanditHazanKale", False)),
+    # minimization (Cardoso and Cummings 2018; Hazan and Kale 2012): bounds for a sequence
+    # fixed in advance
+    LearnerSpec("SubmodPFTAL", "min", True, 0.5, _min("SubmodPFTAL", True), "oblivious"),
+    LearnerSpec("BanditSubmodPFTAL", "min", True, 0.75, _min("BanditSubmodPFTAL", True),
+                "oblivious"),
+    LearnerSpec("HazanKale", "min", False, 0.5, _min("HazanKale", False), "oblivious"),
+    LearnerSpec("BanditHazanKale", "min", False, 2 / 3, _min("BanditHazanKale", False),
+                "oblivious"),
     # maximization (Perez-Salazar and Cummings 2021; Streeter and Golovin 2008;
-    # Sadeghi and Fazel 2021; Chen, Hassani and Karbasi 2018)
-    LearnerSpec("FIDP", "max", True, 0.5, _max("FIDP", True)),
-    LearnerSpec("BanditDP", "max", True, 2 / 3, _max("BanditDP", True)),
-    LearnerSpec("PresampledBanditDP", "max", True, 2 / 3, _max("PresampledBanditDP", True)),
-    LearnerSpec("NaiveBanditDP", "max", True, 0.75, _max("NaiveBanditDP", True)),
-    LearnerSpec("DPMetaFrankWolfe", "max", True, 0.5, _max("DPMetaFrankWolfe", True)),
-    LearnerSpec("OnlineGreedy", "max", False, 0.5, _max("OnlineGreedy", False)),
-    LearnerSpec("BanditOnlineGreedy", "max", False, 2 / 3, _max("BanditOnlineGreedy", False)),
-    LearnerSpec("MetaFrankWolfe", "max", False, 0.5, _max("MetaFrankWolfe", False)),
+    # Sadeghi and Fazel 2021; Chen, Hassani and Karbasi 2018): oblivious sequences
+    LearnerSpec("FIDP", "max", True, 0.5, _max("FIDP", True), "oblivious"),
+    LearnerSpec("BanditDP", "max", True, 2 / 3, _max("BanditDP", True), "oblivious"),
+    LearnerSpec("PresampledBanditDP", "max", True, 2 / 3, _max("PresampledBanditDP", True),
+                "oblivious"),
+    LearnerSpec("NaiveBanditDP", "max", True, 0.75, _max("NaiveBanditDP", True), "oblivious"),
+    LearnerSpec("DPMetaFrankWolfe", "max", True, 0.5, _max("DPMetaFrankWolfe", True),
+                "oblivious"),
+    LearnerSpec("OnlineGreedy", "max", False, 0.5, _max("OnlineGreedy", False), "oblivious"),
+    LearnerSpec("BanditOnlineGreedy", "max", False, 2 / 3, _max("BanditOnlineGreedy", False),
+                "oblivious"),
+    LearnerSpec("MetaFrankWolfe", "max", False, 0.5, _max("MetaFrankWolfe", False),
+                "oblivious"),
+    # i.i.d. rounds, private by parallel composition over disjoint rounds
+    LearnerSpec("PrivateEpochGreedy", "max", True, 0.5, _iid("PrivateEpochGreedy"), "iid"),
+    LearnerSpec("PrivateExploreThenCommit", "max", True, 2 / 3, _iid("PrivateExploreThenCommit"),
+                "iid"),
 )}
 
 

@@ -27,7 +27,9 @@ By problem:
   :class:`NaiveBanditDP`, :class:`PresampledBanditDP` (Perez-Salazar and Cummings 2021),
   :class:`OnlineGreedy`, :class:`BanditOnlineGreedy` (Streeter and Golovin 2008),
   :class:`DPMetaFrankWolfe` (Sadeghi and Fazel 2021), :class:`MetaFrankWolfe` (Chen, Hassani
-  and Karbasi 2018), :class:`PFTALMetaFrankWolfe`;
+  and Karbasi 2018), :class:`PFTALMetaFrankWolfe`; and, for i.i.d. rounds,
+  :class:`PrivateEpochGreedy` (full information) and :class:`PrivateExploreThenCommit` (bandit
+  feedback), private by parallel composition;
 * :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
   :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
   :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
@@ -82,6 +84,8 @@ from .maximization import (
     OnlineGreedy,
     PFTALMetaFrankWolfe,
     PresampledBanditDP,
+    PrivateEpochGreedy,
+    PrivateExploreThenCommit,
     bandit_failure_probability,
     batch_gradient,
     dpmfw_paper_scale,
@@ -173,6 +177,8 @@ __all__ = [
     "DPMetaFrankWolfe",
     "MetaFrankWolfe",
     "PFTALMetaFrankWolfe",
+    "PrivateEpochGreedy",
+    "PrivateExploreThenCommit",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",

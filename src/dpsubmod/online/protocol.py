@@ -31,6 +31,7 @@ and charges again, and so does a clone (a new release).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -47,10 +48,12 @@ from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
 
-__all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "as_selection"]
+__all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
+           "as_selection"]
 
 Feedback = Literal["full", "bandit"]
 Sense = Literal["min", "max"]
+Assumption = Literal["iid", "oblivious", "adaptive"]
 
 
 def as_selection(mask: np.ndarray) -> tuple[int, ...]:
@@ -240,7 +243,11 @@ class RoundProtocol(OnlineBase):
         and whether it is vacuous), or ``None`` for a learner that states none. Known from the
         public parameters before round 1."""
         self._ensure_state()
-        return self._guarantee()
+        g = self._guarantee()
+        declared = getattr(type(self), "assumption", None)
+        if g is not None and not g.assumption and declared:
+            g = dataclasses.replace(g, assumption=declared)
+        return g
 
     def _guarantee(self) -> Any:
         return None
@@ -297,6 +304,11 @@ class Learner(RoundProtocol):
         What :meth:`update` receives.
     sense : {"min", "max"}
         ``"min"``: feedback values are losses to minimise; ``"max"``: rewards to maximise.
+    assumption : {"iid", "oblivious", "adaptive"} or None
+        What the learner's regret bound (:attr:`guarantee`) assumes of the stream: i.i.d.
+        rounds, an oblivious adversary (the functions fixed before the run) or an adaptive one
+        (each function may depend on earlier plays). Its privacy holds for every stream
+        whatever this says. ``None`` only on learners that state no bound.
 
     Notes
     -----
@@ -308,6 +320,7 @@ class Learner(RoundProtocol):
 
     feedback: ClassVar[Feedback] = "full"
     sense: ClassVar[Sense] = "min"
+    assumption: ClassVar[Assumption | None] = None
 
     # -- protocol -----------------------------------------------------------------------------
     def select(self) -> tuple[int, ...]:

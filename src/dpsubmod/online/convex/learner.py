@@ -88,6 +88,8 @@ class BanditConvexLearner(RoundProtocol):
 
     feedback: ClassVar[str] = "bandit"
     sense: ClassVar[str] = "min"
+    # Ene, Nguyen and Vladu (2021) assume the losses do not react to the exploration.
+    assumption: ClassVar[str] = "oblivious"
     _feedback_hint: ClassVar[str] = "update(value) with the loss at the played point"
 
     @property

@@ -13,12 +13,18 @@
   :mod:`~dpsubmod.online.maximization.dp_meta_frank_wolfe`: :class:`DPMetaFrankWolfe` (Sadeghi
   and Fazel 2021), and :mod:`~dpsubmod.online.maximization.meta_frank_wolfe`:
   :class:`MetaFrankWolfe` (Chen, Hassani and Karbasi 2018) and :class:`PFTALMetaFrankWolfe`
-  (Perez-Salazar and Cummings 2021, Algorithm 4).
+  (Perez-Salazar and Cummings 2021, Algorithm 4);
+* :mod:`~dpsubmod.online.maximization.epoch_greedy` and
+  :mod:`~dpsubmod.online.maximization.explore_then_commit`: :class:`PrivateEpochGreedy` (full
+  information) and :class:`PrivateExploreThenCommit` (bandit feedback), private by parallel
+  composition over disjoint rounds, with regret bounds for i.i.d. rounds.
 """
 
 from .bandit_experts import BanditDP, NaiveBanditDP, PresampledBanditDP
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
+from .epoch_greedy import PrivateEpochGreedy, epoch_lengths
 from .experts import CALIBRATIONS, HedgeExperts, bandit_failure_probability, expert_regrets
+from .explore_then_commit import PrivateExploreThenCommit, etc_bound
 from .fidp import FIDP
 from .frank_wolfe import GRADIENT_METHODS, FrankWolfeLearner, batch_gradient
 from .meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
@@ -42,4 +48,8 @@ __all__ = [
     "batch_gradient",
     "dpmfw_paper_scale",
     "GRADIENT_METHODS",
+    "PrivateEpochGreedy",
+    "PrivateExploreThenCommit",
+    "epoch_lengths",
+    "etc_bound",
 ]

@@ -55,6 +55,9 @@ class FrankWolfeLearner(Learner):
 
     sense = "max"
     feedback = "full"
+    # The FTRL oracles' analysis takes the functions fixed in advance (Sadeghi and Fazel
+    # 2021; Chen, Hassani and Karbasi 2018).
+    assumption = "oblivious"
 
     def __init__(self, n: int, T: int, constraint: object, *, K: int | str | None, bound: float,
                  gradient: str, n_samples: int, rng: RNGLike, caller: str):

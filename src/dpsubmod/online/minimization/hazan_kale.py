@@ -71,6 +71,8 @@ def _descend(x: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
 
 class _OGDBase(Learner):
     sense = "min"
+    # The bounds are stated for a sequence fixed in advance (as for the private learners).
+    assumption = "oblivious"
 
     @abstractmethod
     def _resolve(self) -> dict[str, Any]:

@@ -128,6 +128,8 @@ class _SubmodBase(Learner):
     privacy plan."""
 
     sense = "min"
+    # Cardoso and Cummings (2018) bound the regret of a sequence fixed in advance.
+    assumption = "oblivious"
     #: The learner's name in error messages and in :data:`CALIBRATIONS` (kept by subclasses).
     _caller: str
 

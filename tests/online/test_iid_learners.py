@@ -1,0 +1,242 @@
+"""PrivateEpochGreedy and PrivateExploreThenCommit: the learner protocol, the budget, the stated
+privacy and regret guarantee (with its i.i.d. assumption), the registry's assumption capability,
+bad input, and the regret rate on an i.i.d. stream."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from dpsubmod._guarantee import ASSUMPTIONS
+from dpsubmod.constraints import Knapsack, PartitionMatroid
+from dpsubmod.errors import BudgetExceededError, DPSubmodError
+from dpsubmod.experiments.problems import LEARNERS
+from dpsubmod.functions import Modular
+from dpsubmod.functions.base import SetFunction
+from dpsubmod.online import (
+    FunctionStream,
+    PrivateEpochGreedy,
+    PrivateExploreThenCommit,
+    run,
+)
+from dpsubmod.online.maximization.epoch_greedy import epoch_lengths
+from dpsubmod.online.maximization.explore_then_commit import default_m, etc_bound
+from dpsubmod.privacy import Budget
+
+N, K = 4, 2
+MEANS = np.array([0.9, 0.7, 0.5, 0.3])
+
+
+def iid_stream(T: int, seed: int = 0) -> list[Modular]:
+    """Bernoulli rewards per element, scaled by 1/K so every K-set's value lies in [0, 1]."""
+    rng = np.random.default_rng(seed)
+    return [Modular((rng.random(N) < MEANS) / K) for _ in range(T)]
+
+
+def _play(learner, stream) -> list[tuple[int, ...]]:
+    out = []
+    for f in stream:
+        S = learner.select()
+        out.append(S)
+        learner.update(f if learner.feedback == "full" else f(S))
+    return out
+
+
+MAKERS = {
+    "PrivateEpochGreedy": lambda T, **kw: PrivateEpochGreedy(N, T, K, epsilon=1.0, **kw),
+    "PrivateExploreThenCommit": lambda T, **kw: PrivateExploreThenCommit(N, T, K, epsilon=1.0,
+                                                                         **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_protocol_replay_and_feasibility(name):
+    stream = iid_stream(2000)
+    learner = MAKERS[name](2000, rng=3)
+    sets = _play(learner, stream)
+    assert all(isinstance(S, tuple) and len(S) <= K and list(S) == sorted(S) for S in sets)
+    # Same seed, same run, after reset and in a clone; the last rounds play the best pair.
+    assert _play(learner.reset(), stream) == sets
+    assert _play(learner.clone(), stream) == sets
+    assert sets[-1] == (0, 1)
+    with pytest.raises(DPSubmodError, match="built for T=2000"):
+        learner.select()
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_whole_run_charged_at_construction(name):
+    budget = Budget(epsilon=1.5)
+    learner = MAKERS[name](200, rng=0, budget=budget)
+    assert budget.spent[0] == pytest.approx(1.0)
+    assert learner.privacy.epsilon == pytest.approx(1.0) and learner.privacy.delta == 0.0
+    assert "parallel composition" in str(learner.privacy)
+    assert "one round's function" in learner.privacy.neighbouring
+    # A second run does not fit: refused, nothing charged.
+    with pytest.raises(BudgetExceededError):
+        MAKERS[name](200, rng=0, budget=budget)
+    assert budget.spent[0] == pytest.approx(1.0)
+    # The run's mechanism uses stay within the plan (an overrun would raise).
+    _play(learner, iid_stream(200))
+    assert learner._allowance.unused == 0
+
+
+def test_epoch_greedy_schedule_and_plan():
+    assert epoch_lengths(20, 2) == [2, 4, 8, 6]
+    learner = PrivateEpochGreedy(N, 20, K, epsilon=0.5, first_epoch=2)
+    p = learner.resolved_params
+    assert p["epoch_lengths"] == [2, 4, 8, 6] and p["selections"] == 3
+    assert learner.plan.events[0].count == 3 and learner.privacy.epsilon == 0.5
+    # T within the first epoch: nothing depends on data, nothing is spent.
+    assert PrivateEpochGreedy(N, 2, K, epsilon=0.5, first_epoch=2).privacy.epsilon == 0.0
+
+
+def test_etc_default_m_and_plan():
+    assert default_m(2000, [12, 11, 10], 1.0) == 18
+    # A smaller epsilon explores more (the privacy term T / (m epsilon) pulls m up).
+    assert default_m(2000, [12, 11, 10], 0.1) > default_m(2000, [12, 11, 10], 1.0)
+    learner = PrivateExploreThenCommit(N, 1000, K, epsilon=1.0)
+    p = learner.resolved_params
+    assert p["m"] == default_m(1000, [4, 3], 1.0) and p["exploration_rounds"] == 7 * p["m"]
+    assert learner.plan.events[0].count == K
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_guarantee_names_iid_rounds(name):
+    learner = MAKERS[name](20000)
+    g = learner.guarantee
+    assert g.assumption == "iid" == type(learner).assumption
+    assert "for i.i.d. rounds" in str(g) and g.units.startswith("(1 - 1/e)-regret")
+    assert g.vacuous == (not g.bound < g.trivial)
+    assert g.trivial == pytest.approx((1 - 1 / math.e) * 20000)
+
+
+def test_etc_guarantee_is_the_stated_bound():
+    learner = PrivateExploreThenCommit(N, 50000, K, epsilon=1.0, m=300)
+    g = learner.guarantee
+    assert g.bound == pytest.approx(etc_bound(50000, [4, 3], 300, 1.0))
+    assert not g.vacuous
+    # Hand computation: exploration 0.632 * 300 * 7, then (50000 - 2100) rounds of the two
+    # stages' errors 2 sqrt(ln N / 600) + 2 H_N / 300.
+    errs = sum(2 * math.sqrt(math.log(N_) / 600) + 2 * sum(1 / i for i in range(1, N_ + 1)) / 300
+               for N_ in (4, 3))
+    assert g.bound == pytest.approx((1 - 1 / math.e) * 2100 + 47900 * errs)
+
+
+def test_knapsack_guarantee_is_vacuous_and_matroid_is_half():
+    knap = Knapsack([0.5, 0.5, 1.0, 1.0], 1.0)
+    g = PrivateExploreThenCommit(N, 1000, knap, epsilon=1.0).guarantee
+    assert g.vacuous and math.isinf(g.bound)
+    g = PrivateEpochGreedy(N, 1000, knap, epsilon=1.0).guarantee
+    assert g.vacuous and math.isinf(g.bound)
+    mat = PartitionMatroid([0, 0, 1, 1], [1, 1])
+    assert PrivateEpochGreedy(N, 1000, mat, epsilon=1.0).guarantee.units.startswith("(1/2)")
+
+
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_constraints_are_respected(name):
+    mat = PartitionMatroid([0, 0, 1, 1], [1, 1])
+    knap = Knapsack([0.5, 0.5, 1.0, 1.0], 1.0)
+    cls = PrivateEpochGreedy if name == "PrivateEpochGreedy" else PrivateExploreThenCommit
+    for c in (mat, knap):
+        sets = _play(cls(N, 400, c, epsilon=1.0, rng=1), iid_stream(400))
+        assert all(c.is_feasible(list(S)) for S in sets)
+    # Under the partition matroid the best feasible set is {0, 2}.
+    assert _play(cls(N, 2000, mat, epsilon=1.0, rng=1), iid_stream(2000))[-1] == (0, 2)
+
+
+class _Misbehaving(SetFunction):
+    """NaN on sets holding 0, 5 on sets holding 1, -3 elsewhere: outside any promise."""
+
+    def _value(self, mask: np.ndarray) -> float:
+        return math.nan if mask[0] else (5.0 if mask[1] else (-3.0 if mask.any() else 0.0))
+
+
+def test_epoch_greedy_rule_for_bad_values():
+    # A value outside [0, bound] is clipped into it and NaN counts as 0 (a data-independent
+    # rule): the run goes on, and the selection treats {1}-holding sets as worth bound.
+    learner = PrivateEpochGreedy(N, 200, 1, epsilon=1.0, rng=0)
+    sets = _play(learner, [_Misbehaving(N)] * 200)
+    assert len(sets) == 200 and sets[-1] == (1,)
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"epsilon": math.inf}, "epsilon"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": 1.0, "bound": 0.0}, "bound"),
+    ({"epsilon": 1.0, "backend": 3}, "backend"),
+])
+@pytest.mark.parametrize("name", sorted(MAKERS))
+def test_bad_parameters_are_refused(name, kw, match):
+    cls = PrivateEpochGreedy if name == "PrivateEpochGreedy" else PrivateExploreThenCommit
+    with pytest.raises(DPSubmodError, match=match):
+        cls(N, 100, K, **kw)
+    with pytest.raises(DPSubmodError, match="'k'"):
+        cls(N, 100, 0, epsilon=1.0)
+
+
+def test_learner_specific_bad_parameters():
+    with pytest.raises(DPSubmodError, match="private method"):
+        PrivateEpochGreedy(N, 100, K, epsilon=1.0, method="greedy")
+    with pytest.raises(DPSubmodError, match="Unknown method"):
+        PrivateEpochGreedy(N, 100, K, epsilon=1.0, method="nope")
+    with pytest.raises(DPSubmodError, match="first_epoch"):
+        PrivateEpochGreedy(N, 100, K, epsilon=1.0, first_epoch=0)
+    with pytest.raises(DPSubmodError, match="'m'"):
+        PrivateExploreThenCommit(N, 100, K, epsilon=1.0, m=0)
+
+
+def test_secure_backend_runs_under_the_same_statement():
+    for cls in (PrivateEpochGreedy, PrivateExploreThenCommit):
+        learner = cls(N, 60, K, epsilon=1.0, backend="secure", rng=0)
+        _play(learner, iid_stream(60))
+        assert learner.privacy.epsilon == 1.0 and learner.privacy.backend.startswith("secure")
+        assert learner._allowance.unused == 0
+
+
+def test_every_registered_learner_declares_its_assumption():
+    from dpsubmod import online
+
+    for name, spec in LEARNERS.items():
+        assert spec.assumption in ASSUMPTIONS, name
+        assert getattr(online, name).assumption == spec.assumption, name
+    assert LEARNERS["PrivateEpochGreedy"].assumption == "iid"
+    assert LEARNERS["FIDP"].assumption == "oblivious"
+
+
+# -- regret rate -------------------------------------------------------------------------------
+HORIZONS = (2**8, 2**10, 2**12, 2**13)
+
+
+def _pseudo_regret(sets) -> float:
+    """Regret against the best fixed pair in expectation (brute force over the pairs): the
+    i.i.d. regret the theorems bound, without the stream's own fluctuation."""
+    value = {S: MEANS[list(S)].sum() / K for S in itertools.combinations(range(N), K)}
+    best = max(value.values())
+    return float(sum(best - MEANS[list(S)].sum() / K for S in sets))
+
+
+def _slope(make, seed: int) -> float:
+    regrets = []
+    for T in HORIZONS:
+        tr = run(make(T), FunctionStream(iid_stream(T, seed)), comparator=None, rng=seed)
+        regrets.append(_pseudo_regret(tr.selections))
+    return float(np.polyfit(np.log(HORIZONS), np.log(regrets), 1)[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,rate", [("PrivateEpochGreedy", 0.5),
+                                       ("PrivateExploreThenCommit", 2 / 3)])
+def test_regret_grows_at_most_at_the_theorem_rate(name, rate):
+    # Regret against the best fixed pair in expectation (exact, modular), three seeds. The
+    # theorems' rates are upper rates: the epoch greedy's O(sqrt T) (sampling) + O(log T /
+    # epsilon) (privacy), the explore-then-commit's O(T^(2/3)) exploration.
+    slopes = [_slope(MAKERS[name], s) for s in range(3)]
+    print(f"{name}: slopes {np.round(slopes, 3)} (theorem {rate:.3f})")
+    assert float(np.mean(slopes)) <= rate + 0.1, slopes
+    # A learner that never leaves its data-free first epoch pays linearly: the fit sees it.
+    never = [_slope(lambda T: PrivateEpochGreedy(N, T, K, epsilon=1.0, first_epoch=T), s)
+             for s in range(1)]
+    assert never[0] >= 0.9, never

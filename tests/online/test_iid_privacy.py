@@ -1,0 +1,244 @@
+r"""Privacy of the i.i.d.-rounds learners, checked exactly on tiny neighbouring streams.
+
+Neighbouring relation: streams differing in one round's function. Both learners are private by
+parallel composition (each round enters exactly one mechanism use), so the law of the whole
+sequence of played sets is enumerable on tiny instances:
+
+* :class:`PrivateEpochGreedy`: epoch 0's set is uniform (public randomness) and epoch ``j``'s set
+  is the private greedy's output on the previous epoch's mean, independently across epochs
+  given the stream; :func:`greedy_path_distribution` gives each selection's exact law;
+* :class:`PrivateExploreThenCommit`: the played sets are fixed by the stages' choices, and each
+  choice is the argmax of Laplace-noised means, whose law is a one-dimensional integral
+  (:func:`_argmax_law`, quadrature error below 1e-10).
+
+Each oracle is passed to :func:`~dpsubmod.privacy.audit.exact_check` and validated against the
+learner's own runs (chi-square). The control is each learner with its sensitivity halved (half
+the noise): the same check catches it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from dpsubmod.functions import Modular
+from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.online import PrivateEpochGreedy, PrivateExploreThenCommit
+from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
+from dpsubmod.privacy.audit import exact_check
+from dpsubmod.privacy.calibration import exponential_mechanism_weight
+from oracles import chi_square_pvalue
+
+EPS = 1.0
+
+
+class _HalfNoiseEpochGreedy(PrivateEpochGreedy):
+    """Control: declares half the mean's sensitivity, so each selection draws with twice the
+    weight its epsilon allows."""
+
+    def _mean_sensitivity(self, L: int) -> float:
+        return 0.5 * float(self.bound) / L
+
+
+class _HalfNoiseETC(PrivateExploreThenCommit):
+    """Control: Laplace noise of half the scale the stage's sensitivity needs."""
+
+    def _mean_sensitivity(self, m: int) -> float:
+        return 0.5 * float(self.bound) / m
+
+
+# -- PrivateEpochGreedy -----------------------------------------------------------------------
+N, T_EG = 3, 7  # epochs of 1, 2 and 4 rounds: two private selections
+
+
+def _eg_law(stream, k: int, scale: float = 1.0) -> dict:
+    """Exact law of the sets played in the three epochs."""
+    lengths = epoch_lengths(T_EG, 1)
+    starts = np.cumsum([0, *lengths])
+    sets = list(itertools.combinations(range(N), k))
+    laws = [{S: 1.0 / len(sets) for S in sets}]
+    for j in range(1, len(lengths)):
+        fs = stream[starts[j - 1]:starts[j]]
+        sens = scale / len(fs)
+        w = exponential_mechanism_weight(EPS / k, range_sensitivity=2.0 * sens)
+        law: dict = {}
+        for path, q in greedy_path_distribution(_EpochMean(fs, 1.0, sens), k, weight=w).items():
+            key = tuple(sorted(path))
+            law[key] = law.get(key, 0.0) + q
+        laws.append(law)
+    return {tuple(S for S, _ in combo): math.prod(q for _, q in combo)
+            for combo in itertools.product(*[list(law.items()) for law in laws])}
+
+
+def _eg_play(cls, stream, k: int, rng) -> tuple:
+    learner = cls(N, T_EG, k, epsilon=EPS, rng=rng)
+    played = []
+    for f in stream:
+        played.append(learner.select())
+        learner.update(f)
+    return tuple(played[s] for s in np.cumsum([0, *epoch_lengths(T_EG, 1)])[:-1])
+
+
+# Round 0 (the data of the first selection) replaced: candidate 0 up, the others down, the
+# pair that moves a one-step exponential mechanism the most among three candidates.
+_FILL = [Modular([0.2, 0.1, 0.3])] * (T_EG - 1)
+EG_D = [Modular([1.0, 0.0, 0.0]), *_FILL]
+EG_D_PRIME = [Modular([0.0, 1.0, 1.0]), *_FILL]
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_epoch_greedy_exact_law_is_epsilon_dp(k):
+    laws = {id(d): _eg_law(d, k) for d in (EG_D, EG_D_PRIME)}
+    assert sum(laws[id(EG_D)].values()) == pytest.approx(1.0, abs=1e-12)
+    res = exact_check(lambda d: laws[id(d)], EG_D, EG_D_PRIME, epsilon=EPS)
+    # Measured 0.664 (k = 1) and 0.30 (k = 2; the steps' epsilon / k shares).
+    assert res.passed
+    assert max(res.max_log_ratio, res.max_log_ratio_reverse) > (0.6 if k == 1 else 0.2)
+
+
+def test_epoch_greedy_half_noise_is_caught():
+    res = exact_check(lambda d: _eg_law(d, 1, scale=0.5), EG_D, EG_D_PRIME, epsilon=EPS)
+    # Measured 1.31 > 1.
+    assert not res.passed and max(res.max_log_ratio, res.max_log_ratio_reverse) > 1.2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls,scale,k", [(PrivateEpochGreedy, 1.0, 2),
+                                         (_HalfNoiseEpochGreedy, 0.5, 1)])
+def test_epoch_greedy_oracle_matches_the_learner(cls, scale, k):
+    # The oracle re-derives the learner; its own runs must follow it. 1500 runs, chi-square
+    # with small cells pooled; fixed seeds, false-alarm rate 1e-4 per case.
+    law = _eg_law(EG_D, k, scale)
+    keys = sorted(law)
+    counts = dict.fromkeys(keys, 0)
+    for g in np.random.default_rng(7).spawn(1500):
+        counts[_eg_play(cls, EG_D, k, g)] += 1
+    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
+                             np.array([law[s] for s in keys])) > 1e-4
+
+
+# -- PrivateExploreThenCommit -----------------------------------------------------------------
+def _argmax_law(mu: np.ndarray, b: float) -> np.ndarray:
+    """P(argmax_i mu_i + Z_i = j) for i.i.d. Laplace(b) noise Z, by quadrature of
+    density(x - mu_j) * prod_{i != j} cdf(x - mu_i)."""
+    mu = np.asarray(mu, dtype=float)
+
+    def cdf(z: np.ndarray) -> np.ndarray:
+        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0) / b),
+                        1.0 - 0.5 * np.exp(-np.maximum(z, 0.0) / b))
+
+    out = []
+    for j in range(mu.size):
+        others = np.delete(mu, j)
+
+        def g(x: float, j: int = j, others: np.ndarray = others) -> float:
+            return math.exp(-abs(x - mu[j]) / b) / (2 * b) * float(np.prod(cdf(x - others)))
+
+        v, _ = integrate.quad(g, mu.min() - 40 * b, mu.max() + 40 * b,
+                              points=sorted(set(mu.tolist())), limit=200, epsabs=1e-13,
+                              epsrel=1e-11)
+        out.append(v)
+    return np.array(out)
+
+
+def _etc_law(stream, n: int, k: int, m: int, scale: float = 1.0) -> dict:
+    """Exact law of the stages' choices (which fix every played set): the stages play their
+    candidates round robin, ``m`` times each, and pick the argmax of the Laplace-noised means."""
+    b = scale / (m * EPS)
+    law: dict = {}
+
+    def walk(S: list, t: int, path: tuple, p: float) -> None:
+        cands = [e for e in range(n) if e not in S]
+        if len(S) == k or len(cands) * m > len(stream) - t:
+            law[path] = law.get(path, 0.0) + p
+            return
+        sums = np.zeros(len(cands))
+        for r in range(len(cands) * m):
+            c = r % len(cands)
+            sums[c] += min(max(stream[t + r](sorted([*S, cands[c]])), 0.0), 1.0)
+        for c, q in zip(cands, _argmax_law(sums / m, b)):
+            walk([*S, c], t + len(cands) * m, (*path, c), p * q)
+
+    walk([], 0, (), 1.0)
+    return law
+
+
+def _etc_play(cls, stream, n: int, k: int, m: int, rng) -> tuple:
+    """The stages' choices of one run of the learner, read from its played sets: stage ``i``'s
+    choice is in every set of stage ``i + 1``, and the last one completes the committed set."""
+    learner = cls(n, len(stream), k, epsilon=EPS, m=m, rng=rng)
+    played = []
+    for f in stream:
+        S = learner.select()
+        played.append(set(S))
+        learner.update(f(S))
+    t, chosen = n * m, []
+    for i in range(1, k):
+        size = (n - i) * m
+        (e,) = set.intersection(*played[t:t + size]) - set(chosen)
+        chosen.append(e)
+        t += size
+    (last,) = played[-1] - set(chosen)
+    return (*chosen, last)
+
+
+# n = 3, k = 2, m = 1: stage 1 plays {0}, {1}, {2}; stage 2 the two pairs; then one commit
+# round. Round 0 (candidate 0's only sample) gives reward 1 or 0; the others 1: under D' the
+# choice of 0 is a tail event, where the Laplace ratio is largest.
+ETC_FILL = [Modular([0.0, 1.0, 1.0])] * 5
+ETC_D = [Modular([1.0, 0.0, 0.0]), *ETC_FILL]
+ETC_D_PRIME = [Modular([0.0, 0.0, 0.0]), *ETC_FILL]
+
+
+def test_etc_exact_law_is_epsilon_dp():
+    laws = {id(d): _etc_law(d, 3, 2, 1) for d in (ETC_D, ETC_D_PRIME)}
+    assert sum(laws[id(ETC_D)].values()) == pytest.approx(1.0, abs=1e-9)
+    res = exact_check(lambda d: laws[id(d)], ETC_D, ETC_D_PRIME, epsilon=EPS, tol=1e-6)
+    # Measured 0.853: below epsilon, and near it (the pair is close to the worst case).
+    assert res.passed and max(res.max_log_ratio, res.max_log_ratio_reverse) > 0.8
+
+
+def test_etc_exact_law_with_a_second_stage_round_replaced():
+    # Round 3 is stage 2's first play, whose set depends on stage 1's choice: reward 1 on D,
+    # 0 on D', whichever pair is played.
+    fill = [Modular([0.3, 0.0, 0.2])] * 6
+    D = [*fill[:3], Modular([1.0, 1.0, 1.0]), *fill[3:5]]
+    D_prime = [*fill[:3], Modular([0.0, 0.0, 0.0]), *fill[3:5]]
+    for scale, ok in ((1.0, True), (0.5, False)):
+        res = exact_check(lambda d, s=scale: _etc_law(d, 3, 2, 1, s), D, D_prime, epsilon=EPS,
+                          tol=1e-6)
+        assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+
+
+def test_epoch_greedy_exact_law_with_a_later_epoch_round_replaced():
+    # Round 2 is in epoch 1, whose mean of two rounds feeds the second selection
+    # (sensitivity 1/2).
+    D = [*EG_D[:2], Modular([1.0, 0.0, 0.0]), *EG_D[3:]]
+    D_prime = [*EG_D[:2], Modular([0.0, 1.0, 1.0]), *EG_D[3:]]
+    assert exact_check(lambda d: _eg_law(d, 1), D, D_prime, epsilon=EPS).passed
+    assert not exact_check(lambda d: _eg_law(d, 1, scale=0.5), D, D_prime, epsilon=EPS).passed
+
+
+def test_etc_half_noise_is_caught():
+    res = exact_check(lambda d: _etc_law(d, 3, 2, 1, scale=0.5), ETC_D, ETC_D_PRIME,
+                      epsilon=EPS, tol=1e-6)
+    # Measured 1.80 > 1.
+    assert not res.passed and max(res.max_log_ratio, res.max_log_ratio_reverse) > 1.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls,scale", [(PrivateExploreThenCommit, 1.0), (_HalfNoiseETC, 0.5)])
+def test_etc_oracle_matches_the_learner(cls, scale):
+    # 3000 runs of the learner itself against the quadrature law; chi-square, small cells
+    # pooled; fixed seeds, false-alarm rate 1e-4 per case.
+    law = _etc_law(ETC_D, 3, 2, 1, scale)
+    keys = sorted(law)
+    counts = dict.fromkeys(keys, 0)
+    for g in np.random.default_rng(11).spawn(3000):
+        counts[_etc_play(cls, ETC_D, 3, 2, 1, g)] += 1
+    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
+                             np.array([law[s] for s in keys])) > 1e-4
