@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._cells import to_float
 from ...errors import DPSubmodError, MissingDependencyError, ValidationError
 from .build import FirstRows
 from .objective import block_add, block_gains, block_value, init_state, prepare
@@ -56,7 +57,7 @@ def connect(scheduler: Any, timeout: float = 10.0) -> Any:
 
 # -- tasks that run on the workers --------------------------------------------------------------
 def _prepare(block: np.ndarray, clean: Any, index: int, ids: Any) -> dict:
-    X = np.asarray(block, dtype=np.float64)
+    X = to_float(block)
     if X.ndim != 2:
         raise ValidationError(f"Partition {index} of the records has shape {X.shape}; it must "
                               "be 2-d.")
@@ -64,19 +65,9 @@ def _prepare(block: np.ndarray, clean: Any, index: int, ids: Any) -> dict:
     return {"index": index, "X": vals, "valid": valid, "ids": ids, "rows": X.shape[0]}
 
 
-def _read_group(path: str, group: int, columns: list[str], user_column: str | None
-                ) -> tuple[np.ndarray, Any]:
-    """One Parquet row group, read on the worker that will hold it."""
-    import pyarrow.parquet as pq
-
-    from ...datasets.chunks import ChunkSource
-
-    want = columns + ([user_column] if user_column else [])
-    batch = pq.ParquetFile(path).read_row_group(group, columns=want).combine_chunks()
-    src = ChunkSource("parquet", path, tuple(columns), user_column, 1, tuple(want), path)
-    out = src._convert(batch.to_batches()[0]) if batch.num_rows else (
-        np.zeros((0, len(columns))), np.zeros(0) if user_column else None)
-    return out if isinstance(out, tuple) else (out, None)
+def _read_group(source: Any, group: int) -> tuple[np.ndarray, Any]:
+    """One Parquet row group, read on the worker that will hold it (by the source's reader)."""
+    return source.read_group(group)
 
 
 def _first(pair: tuple) -> Any:
@@ -203,7 +194,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
         if len(cols) != width:
             raise ValidationError(f"The records have {len(cols)} value columns; {width} are "
                                   "needed.")
-        pairs = [client.submit(_read_group, records._obj, g, cols, uc, pure=False)
+        pairs = [client.submit(_read_group, records, g, pure=False)
                  for g in range(meta.num_row_groups)]
         data = [client.submit(_first, p, pure=False) for p in pairs]
         ids = ([client.submit(_second, p, pure=False) for p in pairs] if uc is not None

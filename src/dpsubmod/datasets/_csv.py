@@ -1,0 +1,211 @@
+"""The CSV engine of the one reader of private tables: dialect, lines, cells, bad rows.
+
+A file is read in blocks of bytes, decoded with the declared encoding (undecodable bytes are
+kept as escapes, never raised), and cut into lines at LF (a CR before it is dropped). One
+non-blank line is one record: a quoted field cannot span lines, so a stray quote never changes
+how the other lines are read. Each line is parsed on its own (by the :mod:`csv` module when it
+holds a quote), so in memory and in chunks of any size every record gets the same cells. A line
+that cannot be read is kept with every cell invalid and a status code saying why (for the data
+check only). A clean block of numbers takes numpy's vectorised parser; anything else goes line by
+line, with the same cell rule (:mod:`dpsubmod._cells`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import compress
+from pathlib import Path
+
+import numpy as np
+
+from .._cells import cells_to_float
+from ..errors import ValidationError
+
+__all__ = ["Dialect", "Block", "check_dialect", "header", "blocks", "line_text", "STATUS"]
+
+#: Why a record could not be read (status code -> words), for the data check.
+STATUS = {1: "bytes that do not decode as {encoding}", 2: "an unbalanced quote",
+          3: "the wrong number of cells"}
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_READ_BYTES = 1 << 22
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How a CSV file is written: the cell delimiter, the quote character and the encoding."""
+
+    delimiter: str = ","
+    encoding: str = "utf-8"
+    quotechar: str = '"'
+
+
+def check_dialect(delimiter: object = ",", encoding: object = "utf-8",
+                  what: str = "the reader") -> Dialect:
+    """A checked :class:`Dialect`; ``what`` names the caller in messages."""
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise ValidationError(f"The delimiter of {what} must be one character other than a "
+                              f"quote or a line break (for example ';' or '\\t'); got "
+                              f"{delimiter!r}.")
+    if not isinstance(encoding, str):
+        raise ValidationError(f"The encoding of {what} must be a name such as 'utf-8' or "
+                              f"'latin-1'; got {encoding!r}.")
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        raise ValidationError(f"The encoding of {what} is unknown: {encoding!r}. Use a name "
+                              "such as 'utf-8', 'latin-1' or 'cp1252'.") from None
+    if info.name != "utf-8-sig" and "\n".encode(info.name) != b"\n":
+        raise ValidationError(f"The encoding {encoding!r} of {what} is not supported (lines "
+                              "must end with the byte LF); re-save the file as UTF-8.")
+    name = "utf-8" if info.name == "utf-8-sig" else info.name  # the BOM is dropped anyway
+    return Dialect(delimiter, name)
+
+
+def _raw_lines(path: Path, dialect: Dialect) -> Iterator[tuple[int, list[str]]]:
+    """``(number of the first line, lines)`` for each block read: every line, blank ones too."""
+    decoder = codecs.getincrementaldecoder(dialect.encoding)(errors="surrogateescape")
+    rest = ""
+    first_line = 1
+    start = True
+    with open(path, "rb") as fh:
+        while True:
+            data = fh.read(_READ_BYTES)
+            text = rest + decoder.decode(data, final=not data)
+            if start and text:
+                text = text.removeprefix("\ufeff")
+                start = False
+            if "\r" in text:
+                text = text.replace("\r\n", "\n")
+            lines = text.split("\n")
+            if data:
+                rest = lines.pop()
+            else:
+                if lines[-1] == "":
+                    lines.pop()
+                elif lines[-1].endswith("\r"):
+                    lines[-1] = lines[-1][:-1]
+            if lines:
+                yield first_line, lines
+                first_line += len(lines)
+            if not data:
+                return
+
+
+def line_text(path: Path, dialect: Dialect, number: int) -> str:
+    """Line ``number`` (1-based) of the file, undecodable bytes as escapes (data check only)."""
+    for start, lines in _raw_lines(path, dialect):
+        if number < start + len(lines):
+            return lines[number - start].encode(dialect.encoding, "surrogateescape").decode(
+                dialect.encoding, "backslashreplace")
+    return ""
+
+
+def _split(line: str, dialect: Dialect) -> list[str] | None:
+    if dialect.quotechar not in line:
+        return line.split(dialect.delimiter)
+    try:
+        rows = list(csv.reader([line], delimiter=dialect.delimiter,
+                               quotechar=dialect.quotechar, strict=True))
+    except csv.Error:
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def header(path: Path, dialect: Dialect, what: str) -> tuple[list[str], int]:
+    """The cells of the first non-blank line (stripped) and its line number (0: none)."""
+    for start, lines in _raw_lines(path, dialect):
+        for i, line in enumerate(lines):
+            if line.strip():
+                if _ESCAPED.search(line):
+                    raise ValidationError(
+                        f"{what} {path.name}: its first line does not decode as "
+                        f"{dialect.encoding}. Pass the file's encoding (for example "
+                        "--encoding latin-1, or encoding='latin-1').")
+                cells = _split(line, dialect)
+                if cells is None:
+                    raise ValidationError(f"{what} {path.name}: its first line has an "
+                                          "unbalanced quote. Fix the header.")
+                return [c.strip() for c in cells], start + i
+    return [], 0
+
+
+@dataclass
+class Block:
+    """Records of consecutive lines: numeric columns, text columns, status, line numbers."""
+
+    numeric: np.ndarray          # (rows, number of numeric columns), NaN = invalid
+    text: list[np.ndarray]       # one array of str per text column ("" for an unreadable row)
+    status: np.ndarray           # int8 per row: 0 read, else a STATUS code
+    lines: np.ndarray            # int64 per row: the line number (1-based)
+
+
+def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[int],
+           text_idx: Sequence[int], dialect: Dialect) -> Block:
+    n = len(lines)
+    status = np.zeros(n, dtype=np.int8)
+    if not num_idx and not text_idx:
+        return Block(np.zeros((n, 0)), [], status, numbers)
+    d = dialect.delimiter
+    joined = "\n".join(lines)
+    clean = dialect.quotechar not in joined and _ESCAPED.search(joined) is None
+    if clean and not text_idx and len(num_idx) == width and n:
+        # all columns numeric and no quotes: numpy's parser on the whole block, when every
+        # character can be part of a valid number (then it accepts exactly the cell rule)
+        if re.search(r"[^0-9.eE+\- \t\n" + re.escape(d) + "]", joined) is None:
+            try:
+                X = np.loadtxt(lines, delimiter=d, comments=None, dtype=np.float64,
+                               ndmin=2, quotechar=None)
+            except ValueError:
+                X = None
+            if X is not None and X.shape == (n, width):
+                X[~np.isfinite(X)] = np.nan
+                return Block(X[:, list(num_idx)] if list(num_idx) != list(range(width))
+                             else X, [], status, numbers)
+    rows: list[list[str]] = []
+    empty = [""] * width
+    for i, line in enumerate(lines):
+        cells = None if (not clean and _ESCAPED.search(line)) else _split(line, dialect)
+        if cells is None:
+            status[i] = 1 if _ESCAPED.search(line) else 2
+            rows.append(empty)
+        elif len(cells) != width:
+            status[i] = 3
+            rows.append(empty)
+        else:
+            rows.append(cells)
+    cols = list(zip(*rows)) if rows else [()] * width
+    X = np.empty((n, len(num_idx)))
+    for k, j in enumerate(num_idx):
+        X[:, k] = cells_to_float(list(cols[j]))
+    text = [np.array([c.strip() for c in cols[j]], dtype=str) if n else np.zeros(0, dtype=str)
+            for j in text_idx]
+    return Block(X, text, status, numbers)
+
+
+def blocks(path: Path, dialect: Dialect, *, width: int, skip_to: int,
+           num_idx: Sequence[int], text_idx: Sequence[int], block_lines: int
+           ) -> Iterator[Block]:
+    """Blocks of at most ``block_lines`` records after line ``skip_to`` (the header's, or 0)."""
+    pending: list[str] = []
+    numbers = np.zeros(0, dtype=np.int64)
+    for start, lines in _raw_lines(path, dialect):
+        keep = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) > 0
+        keep &= ~np.fromiter(map(str.isspace, lines), dtype=bool, count=len(lines))
+        keep[:max(0, min(len(lines), skip_to - start + 1))] = False
+        idx = np.arange(start, start + len(lines), dtype=np.int64)
+        if keep.all():
+            pending.extend(lines)
+        else:
+            pending.extend(compress(lines, keep.tolist()))
+            idx = idx[keep]
+        numbers = np.concatenate([numbers, idx])
+        while len(pending) >= block_lines:
+            yield _parse(pending[:block_lines], numbers[:block_lines], width, num_idx,
+                         text_idx, dialect)
+            pending, numbers = pending[block_lines:], numbers[block_lines:]
+    if pending:
+        yield _parse(pending, numbers, width, num_idx, text_idx, dialect)
