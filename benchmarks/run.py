@@ -22,6 +22,7 @@ BENCHMARKS = {
     "continuous_greedy": "bench_continuous_greedy",
     "online": "bench_online",
     "secure": "bench_secure",
+    "reader": "bench_reader",
 }
 
 

@@ -17,7 +17,6 @@ import csv
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import compress
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +24,14 @@ import numpy as np
 from .._cells import cells_to_float
 from ..errors import ValidationError
 
-__all__ = ["Dialect", "Block", "check_dialect", "header", "blocks", "line_text", "STATUS"]
+__all__ = ["Dialect", "Block", "check_dialect", "header", "blocks", "line_text", "count_lines",
+           "STATUS"]
 
 #: Why a record could not be read (status code -> words), for the data check.
 STATUS = {1: "bytes that do not decode as {encoding}", 2: "an unbalanced quote",
           3: "the wrong number of cells"}
 _ESCAPED = re.compile("[\udc80-\udcff]")
-_READ_BYTES = 1 << 22
+_READ_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,15 @@ def _raw_lines(path: Path, dialect: Dialect) -> Iterator[tuple[int, list[str]]]:
                 return
 
 
+def count_lines(path: Path) -> int:
+    """An upper bound on the number of lines (line feeds + 1), read in blocks of bytes."""
+    n = 1
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_READ_BYTES):
+            n += chunk.count(b"\n")
+    return n
+
+
 def line_text(path: Path, dialect: Dialect, number: int) -> str:
     """Line ``number`` (1-based) of the file, undecodable bytes as escapes (data check only)."""
     for start, lines in _raw_lines(path, dialect):
@@ -146,16 +155,16 @@ class Block:
 def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[int],
            text_idx: Sequence[int], dialect: Dialect) -> Block:
     n = len(lines)
-    status = np.zeros(n, dtype=np.int8)
-    if not num_idx and not text_idx:
-        return Block(np.zeros((n, 0)), [], status, numbers)
     d = dialect.delimiter
     joined = "\n".join(lines)
-    clean = dialect.quotechar not in joined and _ESCAPED.search(joined) is None
-    if clean and not text_idx and len(num_idx) == width and n:
+    ascii_text = joined.isascii()
+    clean = dialect.quotechar not in joined and (ascii_text or _ESCAPED.search(joined) is None)
+    if clean and ascii_text and not text_idx and len(num_idx) == width and n:
         # all columns numeric and no quotes: numpy's parser on the whole block, when every
-        # character can be part of a valid number (then it accepts exactly the cell rule)
-        if re.search(r"[^0-9.eE+\- \t\n" + re.escape(d) + "]", joined) is None:
+        # character can be part of a valid number (then it accepts exactly the cell rule);
+        # it skips empty lines, so the shape also says there was none
+        allowed = b"0123456789.eE+- \t\n" + d.encode("ascii")
+        if not joined.encode("ascii").translate(None, allowed):
             try:
                 X = np.loadtxt(lines, delimiter=d, comments=None, dtype=np.float64,
                                ndmin=2, quotechar=None)
@@ -163,8 +172,17 @@ def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[
                 X = None
             if X is not None and X.shape == (n, width):
                 X[~np.isfinite(X)] = np.nan
-                return Block(X[:, list(num_idx)] if list(num_idx) != list(range(width))
-                             else X, [], status, numbers)
+                if list(num_idx) != list(range(width)):
+                    X = X[:, list(num_idx)]
+                return Block(X, [], np.zeros(n, dtype=np.int8), numbers)
+    keep = [i for i, line in enumerate(lines) if line and not line.isspace()]
+    if len(keep) < n:
+        lines = [lines[i] for i in keep]
+        numbers = numbers[keep]
+        n = len(lines)
+    status = np.zeros(n, dtype=np.int8)
+    if not num_idx and not text_idx:
+        return Block(np.zeros((n, 0)), [], status, numbers)
     rows: list[list[str]] = []
     empty = [""] * width
     for i, line in enumerate(lines):
@@ -189,20 +207,16 @@ def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[
 def blocks(path: Path, dialect: Dialect, *, width: int, skip_to: int,
            num_idx: Sequence[int], text_idx: Sequence[int], block_lines: int
            ) -> Iterator[Block]:
-    """Blocks of at most ``block_lines`` records after line ``skip_to`` (the header's, or 0)."""
+    """The records of the lines after line ``skip_to`` (the header's, or 0), in blocks of at
+    most ``block_lines`` lines; blank lines are not records."""
     pending: list[str] = []
     numbers = np.zeros(0, dtype=np.int64)
     for start, lines in _raw_lines(path, dialect):
-        keep = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) > 0
-        keep &= ~np.fromiter(map(str.isspace, lines), dtype=bool, count=len(lines))
-        keep[:max(0, min(len(lines), skip_to - start + 1))] = False
-        idx = np.arange(start, start + len(lines), dtype=np.int64)
-        if keep.all():
-            pending.extend(lines)
-        else:
-            pending.extend(compress(lines, keep.tolist()))
-            idx = idx[keep]
-        numbers = np.concatenate([numbers, idx])
+        if start <= skip_to:
+            lines = lines[skip_to - start + 1:]
+            start = skip_to + 1
+        pending.extend(lines)
+        numbers = np.concatenate([numbers, np.arange(start, start + len(lines))])
         while len(pending) >= block_lines:
             yield _parse(pending[:block_lines], numbers[:block_lines], width, num_idx,
                          text_idx, dialect)

@@ -20,11 +20,11 @@ import numpy as np
 
 from .._cells import NUMBER, to_float
 from ..errors import ParameterTypeError, ValidationError
-from ._csv import STATUS, Dialect, blocks, check_dialect, header, line_text
+from ._csv import STATUS, Dialect, blocks, check_dialect, count_lines, header, line_text
 
 __all__ = ["RecordTable", "as_table", "read_public_csv", "public_column", "csv_columns"]
 
-_BLOCK = 1 << 16
+_BLOCK = 1 << 15
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,8 +50,8 @@ class RecordTable:
     status : ndarray of int8 or None
         For a CSV file: 0 for a record read, else why it could not be (``STATUS``). NOT private
         information to publish: for the data check only.
-    lines : ndarray of int64 or None
-        For a CSV file: the line each record starts on (for the data check only).
+    lines : ndarray of int64, range, or None
+        For a CSV file: the line of each record (for the data check only).
     dialect : Dialect or None
         How the CSV file was read.
     """
@@ -64,7 +64,7 @@ class RecordTable:
     source: str = ""
     path: Path | None = None
     status: np.ndarray | None = None
-    lines: np.ndarray | None = None
+    lines: np.ndarray | range | None = None
     dialect: Dialect | None = None
 
     def column(self, name: str, what: str) -> np.ndarray:
@@ -86,6 +86,19 @@ class RecordTable:
             f"{self.source}: has no column named {name!r} (asked for by {what}). Its columns "
             f"are: {', '.join(self.names)}."
         )
+
+    def matrix(self, names: Sequence[str]) -> np.ndarray:
+        """The numeric columns ``names`` side by side, shape (n_rows, len(names)); without a
+        copy when they are all the numeric columns of a CSV file, in order (then the result
+        shares memory with the table: do not modify it while the table is used)."""
+        cols = [self.column(c, "columns") for c in names]
+        base = cols[0].base if cols else None
+        if (base is not None and base.ndim == 2 and base.shape[1] == len(cols)
+                and list(names) == [c for c in self.names if c in self.numeric]
+                and all(c.base is base for c in cols)
+                and all(np.shares_memory(c, base[:, k]) for k, c in enumerate(cols))):
+            return base[:self.n_rows]
+        return np.column_stack(cols) if cols else np.zeros((self.n_rows, 0))
 
     def line_of(self, row: int) -> str:
         """Where record ``row`` (0-based) is, for the data check: a file line or a row index."""
@@ -167,25 +180,39 @@ def _read_csv(path: Path, *, header_mode: bool | str, names: Sequence[str] | Non
                               f"columns are: {', '.join(cols)}.")
     text_idx = [j for j, c in enumerate(cols) if c in text_columns]
     num_idx = [j for j, c in enumerate(cols) if c not in text_columns]
-    parts = list(blocks(path, dialect, width=len(cols), skip_to=skip, num_idx=num_idx,
-                        text_idx=text_idx, block_lines=_BLOCK))
-    n = sum(b.status.shape[0] for b in parts)
+    # one matrix filled block by block (the line count bounds the number of records); the
+    # columns are views of it
+    X = np.empty((count_lines(path), len(num_idx)))
+    texts: list[list[np.ndarray]] = [[] for _ in text_idx]
+    status: list[np.ndarray] = []
+    lines: list[tuple[int, int] | np.ndarray] = []
+    n = 0
+    for b in blocks(path, dialect, width=len(cols), skip_to=skip, num_idx=num_idx,
+                    text_idx=text_idx, block_lines=_BLOCK):
+        m = b.status.shape[0]
+        X[n:n + m] = b.numeric
+        for k, t in enumerate(b.text):
+            texts[k].append(t)
+        status.append(b.status)
+        if m and b.lines[-1] - b.lines[0] == m - 1:  # no blank line: keep (first, count)
+            lines.append((int(b.lines[0]), m))
+        else:
+            lines.append(b.lines.copy())
+        n += m
     if n == 0:
         raise ValidationError(f"{what} {path.name}: has no data rows. It must hold one record "
                               "per row.")
-    # one contiguous array per column (the tasks stack the columns they use)
-    X = np.empty((len(num_idx), n))
-    at = 0
-    for b in parts:
-        X[:, at:at + b.numeric.shape[0]] = b.numeric.T
-        at += b.numeric.shape[0]
-    numeric = {cols[j]: X[k] for k, j in enumerate(num_idx)}
-    text = {cols[j]: np.concatenate([b.text[k] for b in parts]) for k, j in enumerate(text_idx)}
-    status = np.concatenate([b.status for b in parts])
-    lines = np.concatenate([b.lines for b in parts])
-    del parts
+    numeric = {cols[j]: X[:n, k] for k, j in enumerate(num_idx)}
+    text = {cols[j]: np.concatenate(texts[k]) for k, j in enumerate(text_idx)}
+    if all(isinstance(x, tuple) for x in lines) and all(
+            a[0] + a[1] == b[0] for a, b in zip(lines, lines[1:])):
+        line_no: np.ndarray | range = range(lines[0][0], lines[0][0] + n)
+    else:
+        line_no = np.concatenate([np.arange(x[0], x[0] + x[1]) if isinstance(x, tuple) else x
+                                  for x in lines])
+    status = np.concatenate(status)
     return RecordTable(tuple(cols), numeric, text, n, named=has_header or names is not None,
-                       source=path.name, path=path, status=status, lines=lines,
+                       source=path.name, path=path, status=status, lines=line_no,
                        dialect=dialect)
 
 
