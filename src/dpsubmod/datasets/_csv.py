@@ -25,7 +25,7 @@ from .._cells import cells_to_float
 from ..errors import ValidationError
 
 __all__ = ["Dialect", "Block", "check_dialect", "header", "blocks", "line_text", "count_lines",
-           "STATUS"]
+           "split_line", "STATUS"]
 
 #: Why a record could not be read (status code -> words), for the data check.
 STATUS = {1: "bytes that do not decode as {encoding}", 2: "an unbalanced quote",
@@ -122,6 +122,9 @@ def _split(line: str, dialect: Dialect) -> list[str] | None:
     except csv.Error:
         return None
     return rows[0] if len(rows) == 1 else None
+
+
+split_line = _split
 
 
 def header(path: Path, dialect: Dialect, what: str) -> tuple[list[str], int]:

@@ -20,7 +20,16 @@ import numpy as np
 
 from .._cells import NUMBER, to_float
 from ..errors import ParameterTypeError, ValidationError
-from ._csv import STATUS, Dialect, blocks, check_dialect, count_lines, header, line_text
+from ._csv import (
+    STATUS,
+    Dialect,
+    blocks,
+    check_dialect,
+    count_lines,
+    header,
+    line_text,
+    split_line,
+)
 
 __all__ = ["RecordTable", "as_table", "read_public_csv", "public_column", "csv_columns"]
 
@@ -111,6 +120,15 @@ class RecordTable:
         if self.lines is None or self.path is None:
             return ""
         return line_text(self.path, self.dialect or Dialect(), int(self.lines[row]))
+
+    def raw_cell(self, row: int, name: str) -> str | None:
+        """The text of cell ``name`` of record ``row`` as written in a CSV file (data check
+        only: it quotes private data), or None for another source."""
+        if self.lines is None or self.path is None:
+            return None
+        cells = split_line(self.raw_line(row), self.dialect or Dialect())
+        j = self.names.index(name)
+        return cells[j].strip() if cells is not None and j < len(cells) else None
 
     def unreadable(self, row: int) -> str | None:
         """Why record ``row`` could not be read (data check only), or None."""

@@ -217,7 +217,8 @@ def check_data(task: str, records: object, *, columns: list[str] | None = None,
         return DataIssue(table.line_of(r), str(user_column), "an empty user id",
                          "in a release the row is dropped")
     c = cols[first[1]]
-    v = table.text[c][r] if c in table.text else table.numeric[c][r]
+    raw = table.raw_cell(r, c)
+    v = raw if raw is not None else table.text[c][r] if c in table.text else table.numeric[c][r]
     reason = {"coverage": "not a nonnegative number"}.get(
         task, "not a finite number" if c in binned else "not an integer category code")
     return DataIssue(table.line_of(r), c, repr(v if isinstance(v, str) else float(v)), reason)
