@@ -127,17 +127,25 @@ def _split(line: str, dialect: Dialect) -> list[str] | None:
 split_line = _split
 
 
-def header(path: Path, dialect: Dialect, what: str) -> tuple[list[str], int]:
-    """The cells of the first non-blank line (stripped) and its line number (0: none)."""
+def header(path: Path, dialect: Dialect, what: str, *, strict: bool = True
+           ) -> tuple[list[str], int]:
+    """The cells of the first non-blank line (stripped) and its line number (0: none).
+
+    With ``strict`` (the line is the header) a line that cannot be read is an error that names
+    the fix; otherwise (the line may be a private record) its cells are returned as ``[]``
+    with its line number, and the reader's policy handles it.
+    """
     for start, lines in _raw_lines(path, dialect):
         for i, line in enumerate(lines):
             if line.strip():
+                cells = None if _ESCAPED.search(line) else _split(line, dialect)
+                if cells is None and not strict:
+                    return [], start + i
                 if _ESCAPED.search(line):
                     raise ValidationError(
                         f"{what} {path.name}: its first line does not decode as "
                         f"{dialect.encoding}. Pass the file's encoding (for example "
                         "--encoding latin-1, or encoding='latin-1').")
-                cells = _split(line, dialect)
                 if cells is None:
                     raise ValidationError(f"{what} {path.name}: its first line has an "
                                           "unbalanced quote. Fix the header.")

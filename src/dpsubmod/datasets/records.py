@@ -154,12 +154,15 @@ def csv_columns(path: Path, *, header_mode: bool | str, names: Sequence[str] | N
                 what: str, dialect: Dialect) -> tuple[list[str], bool, int]:
     """The columns of a CSV file: ``(names, has_header, header line number or 0)``."""
     _open_check(path, what)
-    first, line = header(path, dialect, what)
-    if not first:
+    # names given: the file has no header, and its first line is a private record (never
+    # refused, never matched against the names: a bad one follows the policy)
+    no_header = names is not None and header_mode == "auto"
+    first, line = header(path, dialect, what, strict=not no_header)
+    if not first and not (no_header and line):
         raise ValidationError(f"{what} {path.name}: the file is empty. It must hold one record "
                               "per row.")
-    has_header = ((not all(_is_number(c) for c in first)) if header_mode == "auto"
-                  else bool(header_mode))
+    has_header = False if no_header else (
+        (not all(_is_number(c) for c in first)) if header_mode == "auto" else bool(header_mode))
     if has_header:
         cols = list(first)
         if names is not None:
@@ -178,11 +181,9 @@ def csv_columns(path: Path, *, header_mode: bool | str, names: Sequence[str] | N
                 f"comma-separated, not {dialect.delimiter!r}-separated. Pass the delimiter.")
     elif names is not None:
         cols = [str(c) for c in names]
-        if len(cols) != len(first) or len(set(cols)) != len(cols):
-            raise ValidationError(
-                f"{what} {path.name} has {len(first)} columns and no header; give "
-                f"{len(first)} distinct names (got {', '.join(cols)})."
-            )
+        if not cols or len(set(cols)) != len(cols):
+            raise ValidationError(f"{what} {path.name}: give distinct names, one per column "
+                                  f"(got {', '.join(cols)}).")
     else:
         cols = [f"col{j + 1}" for j in range(len(first))]
     return cols, has_header, line if has_header else 0
