@@ -1,8 +1,8 @@
 """The cell rules shared by every reader of private records (below every layer that reads one).
 
-A numeric cell is **valid** when it is a finite decimal number: optional spaces or tabs, an
+A numeric cell is **valid** when it is a finite decimal number: optional ASCII white space, an
 optional sign, digits with an optional decimal point (``1``, ``1.``, ``.5``, ``1.5``), an
-optional exponent (``e-3``), optional spaces or tabs. Anything else (empty, text, ``nan``,
+optional exponent (``e-3``), optional ASCII white space. Anything else (empty, text, ``nan``,
 ``inf``, a number too large for float64, hexadecimal, digit separators, non-ASCII digits) is
 **invalid** and becomes NaN, which the task's declared rule then handles. A user id is **null**
 when it is missing, ``None``, NaN, or empty after stripping spaces. These rules look at one
@@ -18,7 +18,10 @@ import numpy as np
 __all__ = ["NUMBER", "to_float", "null_ids", "BAD_ROW_POLICY"]
 
 #: A valid numeric cell (before the finiteness check).
-NUMBER = re.compile(r"[ \t]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*")
+# ASCII white space as numpy's parser strips it
+_SPACE = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_WS = "[ \t\r\x0b\x0c\x1c-\x1f]*"
+NUMBER = re.compile(_WS + r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?" + _WS)
 # Characters a column of valid cells may hold. With only these, numpy's and Python's float
 # parsers accept exactly the NUMBER syntax, so the vectorised conversion and the cell-by-cell
 # one agree on every cell.
@@ -36,7 +39,7 @@ BAD_ROW_POLICY = (
 def _cell(s: str) -> float:
     if NUMBER.fullmatch(s) is None:
         return np.nan
-    v = float(s)
+    v = float(s.strip(_SPACE))
     return v if np.isfinite(v) else np.nan
 
 

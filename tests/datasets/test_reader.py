@@ -255,3 +255,58 @@ def test_check_data_in_the_api_says_where():
 
     issue = check_data("coverage", {"a": np.array([1.0, 0.0, -2.0]), "b": np.ones(3)})
     assert issue.where == "row 2" and issue.column == "a"
+
+
+# -- the engine: one cell rule whatever the block ------------------------------------------------
+CELLS = ["1", "-2.5", " 3 ", "+.5", "7.", "1e3", "2E-2", "\t4", "", "x", "1_0", "0x1A", "nan",
+         "inf", "1e999", "١", "1e", ".", "--1", "1 2"]
+VALUE = {"1": 1, "-2.5": -2.5, " 3 ": 3, "+.5": 0.5, "7.": 7, "1e3": 1000, "2E-2": 0.02,
+         "\t4": 4}
+
+
+def test_every_chunk_size_reads_the_same_records_under_one_cell_rule(tmp_path):
+    rng = np.random.default_rng(8)
+    n = 300
+    grid = rng.choice(len(CELLS), size=(n, 2), p=None)
+    clean = rng.random(n) < 0.8  # most rows numbers only: the vectorised path
+    lines = ["a,b,u"]
+    for i in range(n):
+        a = CELLS[grid[i, 0]] if not clean[i] else f"{rng.random():.4f}"
+        lines.append(f"{a},{CELLS[grid[i, 1]] if not clean[i] else '2'},u{i % 7}")
+    lines.insert(50, "")  # a blank line is not a record
+    path = tmp_path / "cells.csv"
+    path.write_text("\n".join(lines) + "\n")
+    tab = as_table(path, text_columns=["u"])
+    assert tab.n_rows == n and not tab.status.any()
+    expect = [VALUE.get(CELLS[grid[i, 1]], np.nan) if not clean[i] else 2.0 for i in range(n)]
+    np.testing.assert_array_equal(tab.numeric["b"], expect)
+    ref = np.column_stack([tab.numeric["a"], tab.numeric["b"]])
+    for size in (1, 3, 64, 10_000):
+        parts = list(scan_records(path, ["a", "b"], user_column="u", chunk_rows=size).chunks())
+        np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), ref)
+        assert np.concatenate([p[1] for p in parts]).tolist() == tab.text["u"].tolist()
+    # the same cells in memory, from an array of text
+    from dpsubmod._cells import to_float
+
+    np.testing.assert_array_equal(to_float(np.array([c for c in CELLS])),
+                                  [VALUE.get(c, np.nan) for c in CELLS])
+
+
+def test_numpys_parser_and_the_cell_rule_agree_on_ascii_cells(tmp_path):
+    """The vectorised path (clean ASCII blocks) and the line-by-line path value every cell
+    alike: a file of one odd cell per line gives the same column in one block and line by
+    line (a bad row in a block sends it line by line)."""
+    cells = set()
+    for c in map(chr, range(1, 128)):
+        if c in '\n\r,"':
+            continue
+        for base in ("1", "1.5", ".5", "1e5"):
+            cells |= {c + base, base + c, base[:1] + c + base[1:]}
+    cells = sorted(cells | {"1_0", "0x1A", "infinity", "1d5", "+", ".", "e5", "1e+"})
+    path = tmp_path / "odd.csv"
+    for bad_row in ("", '"\n'):
+        path.write_text("a,b\n" + "".join(f"{c},1\n" for c in cells) + bad_row)
+        col = as_table(path).numeric["a"][:len(cells)]
+        from dpsubmod._cells import to_float
+
+        np.testing.assert_array_equal(col, to_float(np.array(cells)))

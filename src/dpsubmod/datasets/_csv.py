@@ -17,6 +17,7 @@ import csv
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -170,22 +171,10 @@ def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[
     joined = "\n".join(lines)
     ascii_text = joined.isascii()
     clean = dialect.quotechar not in joined and (ascii_text or _ESCAPED.search(joined) is None)
-    if clean and ascii_text and not text_idx and len(num_idx) == width and n:
-        # all columns numeric and no quotes: numpy's parser on the whole block, when every
-        # character can be part of a valid number (then it accepts exactly the cell rule);
-        # it skips empty lines, so the shape also says there was none
-        allowed = b"0123456789.eE+- \t\n" + d.encode("ascii")
-        if not joined.encode("ascii").translate(None, allowed):
-            try:
-                X = np.loadtxt(lines, delimiter=d, comments=None, dtype=np.float64,
-                               ndmin=2, quotechar=None)
-            except ValueError:
-                X = None
-            if X is not None and X.shape == (n, width):
-                X[~np.isfinite(X)] = np.nan
-                if list(num_idx) != list(range(width)):
-                    X = X[:, list(num_idx)]
-                return Block(X, [], np.zeros(n, dtype=np.int8), numbers)
+    if clean and ascii_text and n and "\r" not in joined:
+        fast = _vectorised(lines, width, num_idx, text_idx, d)
+        if fast is not None:
+            return Block(fast[0], fast[1], np.zeros(n, dtype=np.int8), numbers)
     keep = [i for i, line in enumerate(lines) if line and not line.isspace()]
     if len(keep) < n:
         lines = [lines[i] for i in keep]
@@ -213,6 +202,33 @@ def _parse(lines: list[str], numbers: np.ndarray, width: int, num_idx: Sequence[
     text = [np.array([c.strip() for c in cols[j]], dtype=str) if n else np.zeros(0, dtype=str)
             for j in text_idx]
     return Block(X, text, status, numbers)
+
+
+def _vectorised(lines: list[str], width: int, num_idx: Sequence[int],
+                text_idx: Sequence[int], d: str) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """An ASCII block without quotes through numpy's parser, or None to go line by line.
+
+    Every line must have ``width`` cells (counted here: numpy only reads the columns asked
+    for) and no line may be empty (numpy skips those: the shape shows it). On ASCII text
+    numpy's parser accepts a finite number exactly when the cell rule does, so both paths give
+    every cell the same value.
+    """
+    n = len(lines)
+    counts = np.fromiter(map(str.count, lines, repeat(d)), dtype=np.int64, count=n)
+    if not (counts == width - 1).all():
+        return None
+    opts = {"delimiter": d, "comments": None, "quotechar": None, "ndmin": 2}
+    try:
+        X = (np.loadtxt(lines, dtype=np.float64, usecols=list(num_idx), **opts) if num_idx
+             else np.zeros((n, 0)))
+        text = [np.char.strip(np.loadtxt(lines, dtype=str, usecols=[j], **opts)[:, 0])
+                for j in text_idx]
+    except ValueError:
+        return None
+    if X.shape[0] != n or any(t.shape[0] != n for t in text):
+        return None
+    X[~np.isfinite(X)] = np.nan
+    return X, text
 
 
 def blocks(path: Path, dialect: Dialect, *, width: int, skip_to: int,
