@@ -310,3 +310,38 @@ def test_numpys_parser_and_the_cell_rule_agree_on_ascii_cells(tmp_path):
         from dpsubmod._cells import to_float
 
         np.testing.assert_array_equal(col, to_float(np.array(cells)))
+
+
+# -- owner warnings ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", [[], ["--chunk-rows", "9"]])
+def test_bounds_of_another_column_warn_the_owner_outside_the_release(tmp_path, capsys, mode):
+    path = write(tmp_path / "rides.csv", rows(np.random.default_rng(1), 60))
+    out, diag = tmp_path / "rel.json", tmp_path / "diag.json"
+    swapped = [*GRID[:6], "--bounds", "lon=40.6,40.9", *GRID[8:]]
+    assert main(["select", str(path), *swapped, *mode, "--out", str(out), "--diagnostics",
+                 str(diag)]) == 0
+    printed = capsys.readouterr()
+    warning = [line for line in printed.err.splitlines() if "OWNER WARNING" in line]
+    assert len(warning) == 1
+    assert "'lon'" in warning[0] and "[40.6, 40.9]" in warning[0]
+    assert "not part of the release" in warning[0]
+    for text in (printed.out, out.read_text()):
+        assert "OWNER WARNING" not in text and "more than half" not in text
+    assert json.loads(diag.read_text())  # the counts are in the diagnostics file only
+    # the correct bounds: no warning
+    assert main(["select", str(path), *GRID, *mode, "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_the_uber_file_with_swapped_bounds_warns(tmp_path, capsys):
+    from pathlib import Path
+
+    uber = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / \
+        "uber-apr14-pickups-10k.csv"
+    if not uber.exists():
+        pytest.skip("the Uber sample is not present")
+    assert main(["select", str(uber), "--names", "lat,lon", "--task", "facility-location",
+                 "--grid", "4x4", "--bounds", "lat=40.6,40.9", "--bounds", "lon=40.6,40.9",
+                 "--k", "3", "--epsilon", "1", "--backend", "numpy", "--seed", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "OWNER WARNING, not part of the release" in err and "'lon'" in err
