@@ -345,3 +345,19 @@ def test_the_uber_file_with_swapped_bounds_warns(tmp_path, capsys):
                  "--k", "3", "--epsilon", "1", "--backend", "numpy", "--seed", "0"]) == 0
     err = capsys.readouterr().err
     assert "OWNER WARNING, not part of the release" in err and "'lon'" in err
+
+
+def test_rows_all_without_user_id_still_release():
+    """Dropping every row (no user id anywhere) is a release of an empty sum, not a refusal:
+    its neighbour with one person would otherwise be told apart by the error."""
+    from dpsubmod.tasks import build_constraint, build_task, private_select
+
+    rng = np.random.default_rng(0)
+    for ids in (["", " ", "", ""], ["", "a", "", ""]):
+        task = build_task("facility-location",
+                          {"x": rng.random(4), "y": rng.random(4), "u": np.array(ids)},
+                          grid=(2, 2), bounds={"x": (0, 1), "y": (0, 1)}, user_column="u",
+                          max_rows_per_user=1)
+        rel = private_select(task, build_constraint(task, k=1), epsilon=1.0,
+                             backend="numpy", rng=0)
+        assert len(rel.selection) == 1

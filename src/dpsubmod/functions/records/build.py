@@ -232,7 +232,9 @@ def build_record_objective(kernel: Any, chunks: Any, *, width: int,
             and ids_all.shape[0] != offset:
         raise ValidationError(f"user_id has {ids_all.shape[0]} ids for {offset} rows; give one "
                               "id per row.")
-    if n_rows == 0:
+    if offset == 0:
+        # only an empty source is refused: rows dropped by a declared rule (no user id) leave
+        # an objective that counts nothing, which is a release like any other
         raise ValidationError(f"The {what} hold no rows; give at least one.")
     if rereadable:
         def source() -> Iterator[np.ndarray]:
@@ -287,8 +289,8 @@ def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_
                                   "rows; give one id per row.")
     if isinstance(user_id, bool) and getattr(chunks, "kind", None) != "parquet":
         raise ValidationError("user_id=True needs chunks of (values, user_ids) pairs.")
-    parts, counted = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
-    if counted == 0:
+    parts, counted, total = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
+    if total == 0:
         raise ValidationError("The records hold no rows; give at least one.")
     return _objective(kernel, DaskBlocks(client, parts, kernel, retries), counted, m, relation)
 

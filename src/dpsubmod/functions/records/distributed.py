@@ -177,9 +177,9 @@ class DaskBlocks:
 
 
 def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
-               m: int | None, n_parts: int = 2) -> tuple[list[Any], int]:
-    """Partition futures of the records, cleaned and contribution-bounded, and the number of
-    rows that count.
+               m: int | None, n_parts: int = 2) -> tuple[list[Any], int, int]:
+    """Partition futures of the records, cleaned and contribution-bounded, the number of rows
+    that count and the number of rows read.
 
     ``records`` is a 2-d dask array (or a dask DataFrame of the value columns), partitioned by
     row blocks, or a numpy array of this process, scattered to the workers in ``n_parts`` row
@@ -240,7 +240,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
     parts = [client.submit(_prepare, d, clean, i, ids_i, pure=False)
              for i, (d, ids_i) in enumerate(zip(data, ids))]
     if user_id is None:
-        return parts, total
+        return parts, total, total
     counts = client.gather([client.submit(_user_counts, p, pure=False) for p in parts])
     running = FirstRows(m)
     bounded = []
@@ -249,7 +249,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
         bounded.append(client.submit(_bound, p, u, running.prior(u), m, pure=False))
         running.keep(np.repeat(u, cnt.astype(np.int64)), "user_id")
     kept = sum(client.gather([client.submit(_kept, b, pure=False) for b in bounded]))
-    return bounded, int(kept)
+    return bounded, int(kept), total
 
 
 def _kept(part: dict) -> int:
