@@ -23,6 +23,7 @@ BENCHMARKS = {
     "online": "bench_online",
     "online_iid": "bench_online_iid",
     "secure": "bench_secure",
+    "reader": "bench_reader",
 }
 
 

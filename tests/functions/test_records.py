@@ -204,10 +204,13 @@ def test_bad_input_names_the_argument(tmp_path):
         FacilityLocation.from_chunks(P, C_GRID, bandwidth=0.1, user_id=np.arange(len(P)))
     with pytest.raises(ValidationError, match="'relation'"):
         FacilityLocation.from_chunks(P, C_GRID, bandwidth=0.1, relation="swap")
-    with pytest.raises(ValidationError, match="user column .* null"):
-        FacilityLocation.from_chunks(P[:3], C_GRID, bandwidth=0.1,
-                                     user_id=np.array(["a", None, "b"], dtype=object),
-                                     max_rows_per_user=1)
+    # a row without a user id is dropped (the declared rule), never refused
+    f_null = FacilityLocation.from_chunks(P[:3], C_GRID, bandwidth=0.1,
+                                          user_id=np.array(["a", None, "b"], dtype=object),
+                                          max_rows_per_user=1)
+    f_ref = FacilityLocation.from_chunks(P[[0, 2]], C_GRID, bandwidth=0.1,
+                                         user_id=np.array(["a", "b"]), max_rows_per_user=1)
+    assert f_null([0, 1]) == f_ref([0, 1]) and f_null.n_rows == 2
     pq.write_table(pa.table({"x": P[:5, 0], "y": [str(v) for v in P[:5, 1]],
                              "u": pa.array([1, None, 2, 3, 4]),
                              "tags": [[1], [2], [3], [4], [5]]}), tmp_path / "bad.parquet")
@@ -217,10 +220,10 @@ def test_bad_input_names_the_argument(tmp_path):
         scan_records(tmp_path / "bad.parquet", ["x", "y"], user_column="rider")
     with pytest.raises(ValidationError, match="column 'tags' has type list"):
         scan_records(tmp_path / "bad.parquet", ["x", "tags"])
-    with pytest.raises(ValidationError, match="user column 'u' has null"):
-        FacilityLocation.from_chunks(scan_records(tmp_path / "bad.parquet", ["x", "y"],
-                                                  user_column="u"), C_GRID, bandwidth=0.1,
-                                     user_id=True, max_rows_per_user=1)
+    f_pq = FacilityLocation.from_chunks(scan_records(tmp_path / "bad.parquet", ["x", "y"],
+                                                     user_column="u"), C_GRID, bandwidth=0.1,
+                                        user_id=True, max_rows_per_user=1)
+    assert f_pq.n_rows == 4  # the row with a null id is dropped
     with pytest.raises(ParameterTypeError):
         FacilityLocation.from_chunks(3.0, C_GRID, bandwidth=0.1)
     for bw in (np.inf, np.nan, 0.0):

@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["error", "public_inputs", "scale_options", "record_columns", "column_names",
+__all__ = ["error", "public_inputs", "scale_options", "dialect_options", "record_columns",
+           "column_names",
            "read_groups", "parse_capacities"]
 
 # options that only one task reads; passing them to another task is refused, not ignored
@@ -214,6 +215,27 @@ def record_columns(args: argparse.Namespace) -> list[str] | None:
 def column_names(args: argparse.Namespace) -> list[str] | None:
     """``--names``, split."""
     return _split(args.names, "--names") if args.names else None
+
+
+def dialect_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--delimiter`` and ``--encoding`` for the readers (checked there, with the option named)."""
+    out = {}
+    if args.delimiter is not None:
+        delim = {"\\t": "\t", "tab": "\t"}.get(args.delimiter, args.delimiter)
+        if len(delim) != 1:
+            raise error(f"--delimiter must be one character (for example ';', or '\\t' for "
+                        f"tabs); got {args.delimiter!r}.")
+        out["delimiter"] = delim
+    if args.encoding is not None:
+        import codecs
+
+        try:
+            codecs.lookup(args.encoding)
+        except LookupError:
+            raise error(f"--encoding {args.encoding}: unknown encoding; use a name such as "
+                        "utf-8, latin-1 or cp1252.") from None
+        out["encoding"] = args.encoding
+    return out
 
 
 def scale_options(args: argparse.Namespace) -> dict[str, Any]:

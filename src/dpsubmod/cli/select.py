@@ -21,6 +21,7 @@ import numpy as np
 from ._paths import check_output_file
 from ._select_inputs import (
     column_names,
+    dialect_options,
     error,
     parse_capacities,
     public_inputs,
@@ -99,17 +100,31 @@ def _check_data(args: argparse.Namespace, public: dict[str, Any]) -> int:
     from ..tasks import check_data
 
     issue = check_data(args.task, args.data, columns=record_columns(args), names=column_names(args),
-                       **public)
+                       user_column=args.user_column, **dialect_options(args), **public)
     head = ("DATA CHECK, not a release: this output quotes private values; keep it on your "
             "machine. No noise was drawn and no budget was charged.")
     if issue is None:
-        print(f"{head}\nNo invalid values in the columns the {args.task} task reads.")
+        print(f"{head}\nEvery record can be read, and there are no invalid values in the "
+              f"columns the {args.task} task reads.")
         return 0
+    if issue.column == "(all)":
+        print(f"{head}\nFirst unreadable record: {issue.where} of {Path(args.data).name}: "
+              f"{issue.value} ({issue.reason}).")
+        return 1
     value = issue.value if issue.value != "nan" else "empty, text, NaN or infinite"
     print(f"{head}\nFirst invalid value: {issue.where} of {Path(args.data).name}, column "
           f"{issue.column!r}: {value} ({issue.reason}). In a release it is handled by the "
           "--invalid-rows rule.")
     return 1
+
+
+def _owner_warnings(task: Any) -> None:
+    """Warnings for the data's owner, on standard error only: never in the release."""
+    from ..tasks import owner_warnings
+
+    for text in owner_warnings(task):
+        print(f"dpsubmod select: OWNER WARNING, not part of the release: {text}",
+              file=sys.stderr)
 
 
 class _NoBar:
@@ -205,7 +220,7 @@ def _select(args: argparse.Namespace) -> int:
                     "(or drop --dataset).")
     scale = scale_options(args)
     task = build_task(args.task, args.data, columns=record_columns(args), names=column_names(args),
-                      invalid=args.invalid_rows, **scale, **public)
+                      invalid=args.invalid_rows, **dialect_options(args), **scale, **public)
     spec = build_constraint(task, k=args.k, groups=read_groups(args.groups),
                             capacities=parse_capacities(args.capacities), k_name="--k")
     # the outputs are created, with their space reserved, before anything is charged
@@ -232,6 +247,7 @@ def _select(args: argparse.Namespace) -> int:
     finally:
         _discard(pending)  # what was not committed
     _print(args, rel, doc, out, diag)
+    _owner_warnings(task)
     return 0
 
 
@@ -302,8 +318,12 @@ examples:
 One row of the data file is one record (one person): the guarantee hides any single row being
 replaced by any other. Candidates, bandwidths, bounds, thresholds, groups and capacities are
 public inputs, matched to record columns by name: fix them without looking at the records.
-Invalid values in private rows follow --invalid-rows (a data-independent rule); --check-data
-finds them without releasing anything.
+A record that cannot be read (bytes that do not decode, an unbalanced quote, the wrong number
+of cells) is kept with every cell invalid, a row without a user id is dropped, and invalid
+values follow --invalid-rows: data-independent rules, named in the privacy statement; a bad row
+never stops a release. --check-data finds the first one, with its line, without releasing
+anything. Warnings for the data's owner (most records clipped, many bad rows) go to standard
+error and never into the release.
 """
 
 
@@ -326,6 +346,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "task; by name)")
     p.add_argument("--names", help="comma-separated names for the columns of a CSV without a "
                    "header (public inputs are matched to these names)")
+    p.add_argument("--delimiter", help="the cell delimiter of a CSV data file (default ','; "
+                   "'\\t' or 'tab' for tabs); every reading mode reads the same dialect")
+    p.add_argument("--encoding", help="the text encoding of a CSV data file (default utf-8; a "
+                   "byte-order mark is dropped), e.g. latin-1 or cp1252")
     p.add_argument("--invalid-rows", choices=("clip", "drop", "impute"),
                    help="rule for invalid values in private rows (default per task: "
                    "facility-location drop, coverage clip, feature-selection impute)")

@@ -13,8 +13,11 @@ record") and where the data come from. Discretization bounds and label threshold
   :func:`planted_partition_graph`, :func:`with_activation_probabilities`.
 * Synthetic records: :func:`clustered_points`, :func:`random_coverage`,
   :func:`coverage_records`, :func:`categorical_table`; public candidates :func:`grid_candidates`.
-* Your data: :func:`load_csv`; records in chunks (Parquet, CSV, pyarrow datasets) for the
-  record objectives' ``from_chunks``: :func:`scan_records`.
+* Your data: one reader of private tables with one declared bad-row policy
+  (:mod:`dpsubmod.datasets.records`: :func:`~dpsubmod.datasets.records.as_table` in memory;
+  :func:`scan_records` in chunks, for the record objectives' ``from_chunks``; the same CSV
+  engine and cell rule in both); :func:`load_csv`, a strict loader on it that refuses the first
+  bad line with its line and column (a data check, not a release path).
 """
 
 from .chunks import ChunkSource, scan_records

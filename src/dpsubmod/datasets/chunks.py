@@ -1,11 +1,12 @@
 """Records read in chunks from a Parquet file, a pyarrow dataset or a CSV file.
 
 :func:`scan_records` returns a :class:`ChunkSource`: every call of ``chunks()`` reads the file
-again from the start, one chunk of rows at a time (pyarrow's streaming readers, no Python
-rows), and yields float64 arrays of the chosen columns, or ``(values, user_ids)`` pairs. The
-record objectives' ``from_chunks`` constructors re-read it on every greedy step, so memory stays
-O(N) per-record state plus one chunk. A cell that is not a finite number becomes NaN (the
-objective's data-independent rule handles it); a wrong schema is an error before anything runs.
+again from the start, one chunk of rows at a time, and yields float64 arrays of the chosen
+columns, or ``(values, user_ids)`` pairs. The record objectives' ``from_chunks`` constructors
+re-read it on every greedy step, so memory stays O(N) per-record state plus one chunk. CSV lines
+go through the same engine as the in-memory reader (:mod:`._csv`); Parquet files and pyarrow
+datasets through pyarrow's streaming readers. A bad private row never raises (the policy of
+:mod:`dpsubmod._cells`); a wrong schema is an error before anything runs.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MissingDependencyError, ParameterTypeError, ValidationError
+from ._csv import Dialect, blocks, check_dialect
+from .records import arrow_floats, arrow_text, csv_columns
 
 __all__ = ["ChunkSource", "scan_records"]
-
-_NUMBER = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
 
 
 def _pyarrow():
@@ -28,8 +29,8 @@ def _pyarrow():
         import pyarrow  # noqa: F401
     except ImportError:
         raise MissingDependencyError(
-            "Reading records in chunks needs pyarrow: pip install pyarrow (or "
-            "'dpsubmod[distributed]').") from None
+            "Reading Parquet records or a pyarrow dataset in chunks needs pyarrow: pip install "
+            "pyarrow (or 'dpsubmod[distributed]').") from None
     import pyarrow as pa
 
     return pa
@@ -47,86 +48,95 @@ class ChunkSource:
         The file name (no directory) or "pyarrow dataset".
     names : tuple of str
         Every column of the source.
+    dialect : Dialect or None
+        How a CSV file is read.
+    counts : dict
+        NOT private: what the last complete pass saw (rows, unreadable rows, invalid cells per
+        column, rows without a user id, cells outside ``watch`` bounds per column). For the
+        owner's diagnostics only, never for a release.
+    watch : dict of str to (low, high)
+        Public bounds whose crossings ``counts`` reports.
     """
 
     def __init__(self, kind: str, obj: object, columns: tuple[str, ...],
                  user_column: str | None, chunk_rows: int, names: tuple[str, ...], name: str,
-                 csv_header: bool = True):
+                 csv_header: bool = True, dialect: Dialect | None = None, skip_to: int = 0):
         self.kind, self._obj = kind, obj
         self.columns, self.user_column = columns, user_column
         self.chunk_rows, self.names, self.name = chunk_rows, names, name
         self._csv_header = csv_header
+        self.dialect = dialect
+        self._skip_to = skip_to
+        self.counts: dict = {}
+        self.watch: dict = {}
 
-    def _batches(self) -> Iterator[object]:
-        pa = _pyarrow()
+    def _csv_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray | None, int]]:
+        idx = {c: j for j, c in enumerate(self.names)}
+        num = [idx[c] for c in self.columns]
+        text = [idx[self.user_column]] if self.user_column else []
+        for b in blocks(Path(self._obj), self.dialect, width=len(self.names),
+                        skip_to=self._skip_to, num_idx=num, text_idx=text,
+                        block_lines=self.chunk_rows):
+            yield b.numeric, (b.text[0] if text else None), int((b.status != 0).sum())
+
+    def _arrow_chunks(self) -> Iterator[tuple[np.ndarray, np.ndarray | None, int]]:
+        _pyarrow()
         want = list(self.columns) + ([self.user_column] if self.user_column else [])
         if self.kind == "parquet":
             import pyarrow.parquet as pq
 
-            yield from pq.ParquetFile(self._obj).iter_batches(batch_size=self.chunk_rows,
-                                                               columns=want)
-        elif self.kind == "dataset":
-            yield from self._obj.to_batches(columns=want, batch_size=self.chunk_rows)
+            batches = pq.ParquetFile(self._obj).iter_batches(batch_size=self.chunk_rows,
+                                                              columns=want)
         else:
-            from pyarrow import csv as pacsv
+            batches = self._obj.to_batches(columns=want, batch_size=self.chunk_rows)
+        for batch in batches:
+            X, ids = self.convert(batch)
+            yield X, ids, 0
 
-            # text, converted cell by cell in _convert: a bad cell anywhere in the file must not
-            # abort a pass half way (a pass is re-read on every greedy step)
-            types = {c: pa.string() for c in want}
-            read = pacsv.ReadOptions(block_size=1 << 22, column_names=list(self.names),
-                                     skip_rows=int(self._csv_header))
-            conv = pacsv.ConvertOptions(include_columns=want, column_types=types,
-                                        null_values=[""], strings_can_be_null=True)
-            skipped = [0]
+    def convert(self, batch: object) -> tuple[np.ndarray, np.ndarray | None]:
+        """One pyarrow record batch as ``(values, user ids or None)`` under the cell rules."""
+        cols = [arrow_floats(batch.column(batch.schema.get_field_index(c)))
+                for c in self.columns]
+        X = np.column_stack(cols) if cols else np.zeros((batch.num_rows, 0))
+        ids = None
+        if self.user_column is not None:
+            ids = arrow_text(batch.column(batch.schema.get_field_index(self.user_column)))
+        return X, ids
 
-            def malformed(row: object) -> str:
-                # a row with the wrong number of cells is kept as a row of invalid values
-                # (appended at the end of the pass, the same on every pass): an error would
-                # quote it
-                skipped[0] += 1
-                return "skip"
+    def read_group(self, group: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """One row group of a Parquet source (read by the cluster worker that holds it)."""
+        import pyarrow.parquet as pq
 
-            parse = pacsv.ParseOptions(invalid_row_handler=malformed)
-            yield from pacsv.open_csv(self._obj, read_options=read, parse_options=parse,
-                                      convert_options=conv)
-            if skipped[0]:
-                yield pa.record_batch({c: pa.nulls(skipped[0], pa.string()) for c in want})
+        want = list(self.columns) + ([self.user_column] if self.user_column else [])
+        tab = pq.ParquetFile(self._obj).read_row_group(group, columns=want).combine_chunks()
+        batches = tab.to_batches()
+        if not batches:
+            return (np.zeros((0, len(self.columns))),
+                    np.zeros(0, dtype=str) if self.user_column else None)
+        return self.convert(batches[0])
 
     def chunks(self) -> Iterator[np.ndarray | tuple[np.ndarray, np.ndarray]]:
-        """A fresh pass over the records, one chunk at a time."""
-        pa = _pyarrow()
-        try:
-            for batch in self._batches():
-                yield self._convert(batch)
-        except pa.ArrowInvalid as exc:
-            raise ValidationError(f"{self.name}: cannot be read as records "
-                                  f"({str(exc).splitlines()[0]}). Check the file.") from None
-
-    def _convert(self, batch: object) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        cols = []
-        for c in self.columns:
-            col = batch.column(batch.schema.get_field_index(c))
-            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-                ok = pc.match_substring_regex(col, _NUMBER)
-                col = pc.if_else(ok, pc.utf8_trim_whitespace(col), pa.scalar(None, col.type))
-            col = pc.cast(col, pa.float64())
-            if col.null_count:
-                col = pc.fill_null(col, np.nan)
-            # through the buffer: pyarrow's to_numpy imports pandas (slow start-up)
-            buf = np.frombuffer(col.buffers()[1], dtype=np.float64)
-            cols.append(buf[col.offset:col.offset + len(col)])
-        X = np.column_stack(cols) if cols else np.zeros((batch.num_rows, 0))
-        if self.user_column is None:
-            return X
-        ids = batch.column(batch.schema.get_field_index(self.user_column))
-        if ids.null_count:
-            raise ValidationError(
-                f"{self.name}: the user column {self.user_column!r} has null values; every row "
-                "needs its person's id. Nothing was released.")
-        return X, ids.to_numpy(zero_copy_only=False)
+        """A fresh pass over the records, one chunk at a time (never raises on a bad row)."""
+        counts = {"rows": 0, "unreadable_rows": 0, "invalid_cells": dict.fromkeys(
+            self.columns, 0), "outside_bounds": dict.fromkeys(self.watch, 0)}
+        if self.user_column is not None:
+            counts["rows_without_user_id"] = 0
+        parts = self._csv_chunks() if self.kind == "csv" else self._arrow_chunks()
+        for X, ids, unreadable in parts:
+            counts["rows"] += X.shape[0]
+            counts["unreadable_rows"] += unreadable
+            bad = np.isnan(X)
+            for j, c in enumerate(self.columns):
+                counts["invalid_cells"][c] += int(bad[:, j].sum())
+                if c in self.watch:
+                    lo, hi = self.watch[c]
+                    with np.errstate(invalid="ignore"):
+                        counts["outside_bounds"][c] += int(((X[:, j] < lo)
+                                                            | (X[:, j] > hi)).sum())
+            if ids is not None:
+                counts["rows_without_user_id"] += int((np.char.str_len(ids) == 0).sum())
+            yield X if self.user_column is None else (X, ids)
+        self.counts = counts
 
     def __repr__(self) -> str:
         return (f"ChunkSource({self.name!r}, columns={list(self.columns)}, "
@@ -152,10 +162,26 @@ def _check_schema(schema: object, columns: Sequence[str], user_column: str | Non
                                   "needed. Fix the file's schema.")
 
 
+def _check_names(names: Sequence[str], columns: Sequence[str], user_column: str | None,
+                 name: str) -> None:
+    for c in list(columns) + ([user_column] if user_column else []):
+        if c not in names:
+            what = "user column" if c == user_column else "column"
+            raise ValidationError(f"{name}: has no {what} named {c!r}. Its columns are: "
+                                  f"{', '.join(names)}.")
+
+
 def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
                  user_column: str | None = None, chunk_rows: int = 1 << 18,
-                 names: Sequence[str] | None = None) -> ChunkSource:
+                 names: Sequence[str] | None = None, delimiter: str = ",",
+                 encoding: str = "utf-8") -> ChunkSource:
     """A re-readable chunked source of records for the ``from_chunks`` constructors.
+
+    CSV files are read by the same engine as the in-memory reader
+    (:func:`dpsubmod.datasets.records.as_table`), line by line with the same bad-row policy
+    (:data:`dpsubmod._cells.BAD_ROW_POLICY`), without pyarrow; Parquet files and pyarrow
+    datasets need pyarrow. A bad private row never raises: its cells become NaN (the
+    objective's declared rule handles them), a missing user id becomes "" (the row is dropped).
 
     Parameters
     ----------
@@ -168,6 +194,8 @@ def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
         Rows per chunk.
     names : sequence of str, optional
         Column names of a CSV without a header.
+    delimiter, encoding : str
+        How a CSV file is written (default "," and "utf-8"; a byte-order mark is dropped).
 
     Raises
     ------
@@ -175,7 +203,6 @@ def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
         The file is missing or unreadable, a named column is missing, or a value column is not
         numeric (the message names the column and lists the file's columns).
     """
-    pa = _pyarrow()
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise ParameterTypeError("The 'columns' parameter of scan_records must be a sequence "
                                  "of column names.")
@@ -185,6 +212,7 @@ def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
                               f">= 1; got {chunk_rows!r}.")
     cols = tuple(columns)
     if hasattr(source, "to_batches") and hasattr(source, "schema"):
+        _pyarrow()
         _check_schema(source.schema, cols, user_column, "the pyarrow dataset")
         return ChunkSource("dataset", source, cols, user_column, int(chunk_rows),
                            tuple(source.schema.names), "pyarrow dataset")
@@ -195,6 +223,7 @@ def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
     if not p.is_file():
         raise ValidationError(f"{p.name}: file not found. Check the path.")
     if p.suffix.lower() in (".parquet", ".pq"):
+        pa = _pyarrow()
         import pyarrow.parquet as pq
 
         try:
@@ -205,25 +234,9 @@ def scan_records(source: str | os.PathLike | object, columns: Sequence[str], *,
         _check_schema(schema, cols, user_column, p.name)
         return ChunkSource("parquet", str(p), cols, user_column, int(chunk_rows),
                            tuple(schema.names), p.name)
-    with open(p, encoding="utf-8-sig") as fh:
-        first = fh.readline()
-    cells = [c.strip() for c in first.rstrip("\r\n").split(",")]
-
-    def number(c: str) -> bool:
-        try:
-            float(c)
-        except ValueError:
-            return False
-        return True
-
-    header = not all(number(c) for c in cells)
-    if header and names is not None:
-        raise ValidationError(f"{p.name} has a header; drop the names.")
-    all_names = tuple(cells) if header else tuple(
-        names if names is not None else [f"col{j + 1}" for j in range(len(cells))])
-    if len(all_names) != len(cells):
-        raise ValidationError(f"{p.name} has {len(cells)} columns; give {len(cells)} names.")
-    schema = pa.schema([(c, pa.string()) for c in all_names])
-    _check_schema(schema, cols, user_column, p.name)
-    return ChunkSource("csv", str(p), cols, user_column, int(chunk_rows), all_names, p.name,
-                       csv_header=header)
+    dialect = check_dialect(delimiter, encoding, "scan_records")
+    all_names, header, skip = csv_columns(p, header_mode="auto", names=names, what="records",
+                                          dialect=dialect)
+    _check_names(all_names, cols, user_column, p.name)
+    return ChunkSource("csv", str(p), cols, user_column, int(chunk_rows), tuple(all_names),
+                       p.name, csv_header=header, dialect=dialect, skip_to=skip)

@@ -1,9 +1,13 @@
-"""Loading a user's own table of records from a CSV file, with validation.
+"""Loading a table of records from a CSV file and checking every cell (a strict loader).
 
 A private algorithm is only as private as its neighbouring relation is meaningful, so the loader
 fixes what one record is: **one data row of the file** (one person, in the usual case where each
-person contributes one row). Every error names the file, the line and the column, and says how to
-fix the file; nothing is silently dropped, imputed or coerced.
+person contributes one row). The file is read by the one reader of private tables
+(:mod:`dpsubmod.datasets.records`); :func:`load_csv` then refuses the first bad line or cell with
+an error that names the file, the line and the column. That error quotes the data, so it is a
+data check for the owner, not part of a release: to release on files that may hold bad rows,
+pass the path to :func:`dpsubmod.tasks.build_task` or ``dpsubmod select``, whose declared
+bad-row rules never raise.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterTypeError, ValidationError
+from ._csv import check_dialect
+from ._csv import header as read_header
+from .records import RecordTable, _is_number, as_table
 
 __all__ = ["CSVDataset", "load_csv"]
 
@@ -72,45 +79,6 @@ class CSVDataset:
         return int(self.line_numbers[row])
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-def _read_rows(path: Path, delimiter: str) -> list[tuple[int, list[str]]]:
-    """Non-blank rows of the file with their line numbers (1-based)."""
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ValidationError(f"{path}: file not found. Check the path.") from None
-    except IsADirectoryError:
-        raise ValidationError(f"{path}: is a directory, not a CSV file.") from None
-    except OSError as exc:
-        raise ValidationError(f"{path}: cannot be opened ({exc.strerror}).") from None
-    rows: list[tuple[int, list[str]]] = []
-    with fh:
-        reader = csv.reader(fh, delimiter=delimiter, strict=True)
-        line = 1
-        try:
-            for cells in reader:
-                # a row may span several physical lines (quoted newlines): report where it starts
-                if cells and any(c.strip() for c in cells):
-                    rows.append((line, [c.strip() for c in cells]))
-                line = reader.line_num + 1
-        except UnicodeDecodeError:
-            raise ValidationError(
-                f"{path}: is not UTF-8 text (near line {line}). Save the file as UTF-8 CSV."
-            ) from None
-        except csv.Error as exc:
-            raise ValidationError(
-                f"{path}, line {reader.line_num}: malformed CSV ({exc}). Check the quoting."
-            ) from None
-    return rows
-
-
 def _resolve_column(spec: str | int, names: list[str], path: Path, what: str) -> int:
     if isinstance(spec, bool) or not isinstance(spec, (str, int, np.integer)):
         raise ParameterTypeError(
@@ -132,37 +100,57 @@ def _resolve_column(spec: str | int, names: list[str], path: Path, what: str) ->
     return int(spec)
 
 
-def _parse_numeric(rows: list[tuple[int, list[str]]], cols: list[int], names: list[str],
-                   path: Path) -> np.ndarray:
-    """The selected cells as a finite float matrix; the first bad cell is named in the error."""
-    out = np.empty((len(rows), len(cols)), dtype=np.float64)
-    for r, (line, cells) in enumerate(rows):
-        picked = [cells[j] for j in cols]
-        try:
-            out[r] = list(map(float, picked))
-        except ValueError:
-            for j, cell in zip(cols, picked):
-                if not _is_number(cell):
-                    what = "is empty" if cell == "" else f"holds {cell!r}, which is not a number"
-                    raise ValidationError(
-                        f"{path}, line {line}, column {names[j]!r}: the cell {what}. Every cell "
-                        "of a numeric column must be a number: fix or remove this row, or leave "
-                        "the column out."
-                    ) from None
-    finite = np.isfinite(out)
-    if not finite.all():
-        r, c = np.argwhere(~finite)[0]
+def _cell_text(tab: RecordTable, row: int, j: int) -> str:
+    """The raw text of cell ``j`` of record ``row`` (for the error message only)."""
+    line = tab.raw_line(row)
+    cells = next(csv.reader([line], delimiter=tab.dialect.delimiter), [])
+    return cells[j].strip() if j < len(cells) else ""
+
+
+def _first_bad(tab: RecordTable, names: list[str], cols: list[int], path: Path) -> None:
+    """Refuse the first unreadable line or invalid cell of ``cols``, naming line and column."""
+    bad = np.flatnonzero(tab.status)
+    cells = np.zeros(tab.n_rows, dtype=bool)
+    for j in cols:
+        cells |= np.isnan(tab.numeric[names[j]])
+    cell_rows = np.flatnonzero(cells & (tab.status == 0))
+    if bad.size and (not cell_rows.size or bad[0] < cell_rows[0]):
+        r = int(bad[0])
+        line = int(tab.lines[r])
+        code = int(tab.status[r])
+        if code == 1:
+            raise ValidationError(
+                f"{path}: is not {tab.dialect.encoding.upper()} text (near line {line}). Save "
+                "the file as UTF-8 CSV, or pass its encoding (for example encoding='latin-1').")
+        if code == 2:
+            raise ValidationError(f"{path}, line {line}: malformed CSV (an unbalanced quote). "
+                                  "Check the quoting.")
+        got = len(next(csv.reader([tab.raw_line(r).replace('"', "")],
+                                  delimiter=tab.dialect.delimiter), []))
         raise ValidationError(
-            f"{path}, line {rows[r][0]}, column {names[cols[c]]!r}: the cell holds "
-            f"{rows[r][1][cols[c]]!r} (not finite). Missing or infinite values are refused: "
-            "impute them with a public rule or remove the row before running."
-        )
-    return out
+            f"{path}, line {line}: the row has {got} cells but the header has {len(names)}. "
+            "Every row must have one cell per column (check for a stray or missing delimiter).")
+    if not cell_rows.size:
+        return
+    r = int(cell_rows[0])
+    j = next(j for j in cols if np.isnan(tab.numeric[names[j]][r]))
+    cell = _cell_text(tab, r, j)
+    where = f"{path}, line {int(tab.lines[r])}, column {names[j]!r}"
+    try:
+        float(cell)
+    except ValueError:
+        what = "is empty" if cell == "" else f"holds {cell!r}, which is not a number"
+        raise ValidationError(
+            f"{where}: the cell {what}. Every cell of a numeric column must be a number: fix "
+            "or remove this row, or leave the column out.") from None
+    raise ValidationError(
+        f"{where}: the cell holds {cell!r} (not finite). Missing or infinite values are "
+        "refused: impute them with a public rule or remove the row before running.")
 
 
 def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = None,
              label_column: str | int | None = None, text_columns: Sequence[str | int] = (),
-             header: bool | str = "auto", delimiter: str = ",",
+             header: bool | str = "auto", delimiter: str = ",", encoding: str = "utf-8",
              record: str | None = None) -> CSVDataset:
     """Read a table of records from a CSV file and check every cell.
 
@@ -174,7 +162,8 @@ def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = N
     Parameters
     ----------
     path : str or path-like
-        A UTF-8 (optionally with BOM) CSV file. Blank lines are skipped.
+        A CSV file (UTF-8 by default, optionally with a byte-order mark). Blank lines are
+        skipped; one line is one record (a quoted cell cannot span lines).
     columns : sequence of str or int, optional
         The numeric columns to load into ``X``, by header name or 0-based position, in this
         order. Default: every column that is neither the label nor a text column. Columns left
@@ -188,6 +177,8 @@ def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = N
         the columns are called ``col1``, ``col2``, ... ``"auto"``: the first line is a header
         exactly when one of its cells is not a number.
     delimiter : str, default=","
+    encoding : str, default="utf-8"
+        The file's text encoding, e.g. "latin-1".
     record : str, optional
         What one row is, for the privacy statement; default "one row of <file name>".
 
@@ -220,14 +211,20 @@ def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = N
         raise ValidationError(
             f"The 'delimiter' parameter of {_CALLER} must be one character; got {delimiter!r}."
         )
-    rows = _read_rows(p, delimiter)
-    if not rows:
+    dialect = check_dialect(delimiter, encoding, _CALLER)
+    if not p.exists():
+        raise ValidationError(f"{p}: file not found. Check the path.")
+    if p.is_dir():
+        raise ValidationError(f"{p}: is a directory, not a CSV file.")
+    try:
+        first, first_line = read_header(p, dialect, str(p))
+    except ValidationError as exc:
+        raise ValidationError(str(exc).replace(f"{p} {p.name}", str(p))) from None
+    if not first:
         raise ValidationError(f"{p}: the file is empty. It must hold one record per row.")
-    first_line, first = rows[0]
     has_header = bool(header) if header != "auto" else not all(_is_number(c) for c in first)
     if has_header:
         names = list(first)
-        rows = rows[1:]
         for j, name in enumerate(names):
             if name == "":
                 raise ValidationError(
@@ -241,20 +238,9 @@ def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = N
                     f"{p}, line {first_line}: the column name {name!r} appears twice. Rename one."
                 )
             seen.add(name)
-        if not rows:
-            raise ValidationError(
-                f"{p}: has a header but no data rows. It must hold one record per row."
-            )
     else:
         names = [f"col{j + 1}" for j in range(len(first))]
     width = len(names)
-    for line, cells in rows:
-        if len(cells) != width:
-            ref = "the header has" if has_header else f"line {first_line} has"
-            raise ValidationError(
-                f"{p}, line {line}: the row has {len(cells)} cells but {ref} {width}. Every row "
-                "must have one cell per column (check for a stray or missing delimiter)."
-            )
     label_idx = None if label_column is None else _resolve_column(
         label_column, names, p, "label_column")
     if isinstance(text_columns, (str, bytes)):
@@ -274,13 +260,24 @@ def load_csv(path: str | os.PathLike, *, columns: Sequence[str | int] | None = N
                 f"The label column {names[label_idx]!r} is also listed in 'columns' of "
                 f"{_CALLER}; a label cannot be a feature. Remove it from 'columns'."
             )
-    X = _parse_numeric(rows, cols, names, p)
-    y = None if label_idx is None else _parse_numeric(rows, [label_idx], names, p)[:, 0]
-    text = {names[j]: tuple(cells[j] for _, cells in rows) for j in text_idx}
+    text_names = [names[j] for j in text_idx]
+    try:
+        tab = as_table(p, names=None if has_header else names, text_columns=text_names,
+                       header=has_header, delimiter=dialect.delimiter,
+                       encoding=dialect.encoding, what=str(p))
+    except ValidationError as exc:
+        if "no data rows" in str(exc):
+            raise ValidationError(f"{p}: has a header but no data rows. It must hold one "
+                                  "record per row.") from None
+        raise
+    _first_bad(tab, names, cols + ([label_idx] if label_idx is not None else []), p)
+    X = tab.matrix([names[j] for j in cols])
+    y = None if label_idx is None else tab.numeric[names[label_idx]].copy()
+    text = {names[j]: tuple(tab.text[names[j]].tolist()) for j in text_idx}
     return CSVDataset(
         X=X, y=y, feature_names=tuple(names[j] for j in cols),
         label_name=None if label_idx is None else names[label_idx], text=text,
-        line_numbers=np.array([line for line, _ in rows], dtype=np.int64),
+        line_numbers=np.asarray(tab.lines, dtype=np.int64),
         record=record if record is not None else f"one row of {p.name}",
         source=str(p), has_header=has_header, columns=tuple(names),
     )

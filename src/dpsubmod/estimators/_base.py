@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from .._cells import to_float
 from .._validation import check_delta, check_epsilon
 from ..errors import ParameterTypeError, ValidationError
 
@@ -172,22 +173,10 @@ def validate_X(estimator: Any, X: Any, *, reset: bool, min_samples: int = 1) -> 
                          ensure_all_finite=False, ensure_min_samples=min_samples)
 
 
-def _cell(v: object) -> float:
-    try:
-        return float(v)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return np.nan
-
-
-_CELLS = np.vectorize(_cell, otypes=[np.float64])
-
-
 def as_float(X: np.ndarray) -> np.ndarray:
-    """float64 values; a cell that is not a number (text, None, an object) becomes NaN."""
-    X = np.asarray(X)
-    if X.dtype.kind in "biuf":
-        return X.astype(np.float64)
-    return _CELLS(X) if X.size else X.astype(np.float64)
+    """float64 values under the cell rules of the one reader of private tables
+    (:mod:`dpsubmod._cells`): a cell that is not a finite number (text, None, NaN) is NaN."""
+    return to_float(X)
 
 
 def feature_names(estimator: Any) -> list[str]:

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ValidationError
-from ._common import INVALID_RULES, Scale, Task
+from ._common import INVALID_RULES, Scale, Task, owner_warnings
 from ._table import RecordTable, as_table
 from .coverage import coverage
 from .facility_location import facility_location
@@ -57,7 +57,7 @@ from .release import BACKEND_GUARANTEE, ConstraintSpec, Release, build_constrain
 __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "RecordTable",
            "as_table",
            "build_task", "check_data", "DataIssue", "build_constraint", "ConstraintSpec",
-           "private_select", "Release", "BACKEND_GUARANTEE", "MISSING"]
+           "private_select", "Release", "BACKEND_GUARANTEE", "MISSING", "owner_warnings"]
 
 _BUILDERS: dict[str, Callable[..., Task]] = {
     "facility-location": facility_location,
@@ -98,7 +98,8 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
                invalid: str | None = None, names: list[str] | None = None,
                user_column: str | None = None, max_rows_per_user: int | None = None,
                relation: str | None = None, chunk_rows: int | None = None,
-               scheduler: Any = None, n_jobs: int = 1, **public: Any) -> Task:
+               scheduler: Any = None, n_jobs: int = 1, delimiter: str = ",",
+               encoding: str = "utf-8", **public: Any) -> Task:
     """Build a private selection task from records and public inputs.
 
     Parameters
@@ -115,6 +116,9 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
     user_column, max_rows_per_user, relation, chunk_rows, scheduler, n_jobs
         Who one person is and how records are read: see :class:`Scale` (facility-location and
         coverage only).
+    delimiter, encoding : str
+        How a CSV file of records is written (default "," and "utf-8"; a byte-order mark is
+        dropped); the same in every reading mode.
     **public
         The task's public inputs (``PUBLIC_INPUTS[task]``): see :func:`facility_location`,
         :func:`feature_selection` and :func:`coverage` in this package.
@@ -127,9 +131,10 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
     _check_public(task, public)
     rule = DEFAULT_INVALID[task] if invalid is None else invalid
     scale = Scale(user_column=user_column, max_rows_per_user=max_rows_per_user,
-                  relation=relation, chunk_rows=chunk_rows, scheduler=scheduler, n_jobs=n_jobs)
-    return _BUILDERS[task](records, columns=columns, invalid=rule, names=names,
-                           scale=None if scale == Scale() else scale, **public)
+                  relation=relation, chunk_rows=chunk_rows, scheduler=scheduler, n_jobs=n_jobs,
+                  delimiter=delimiter, encoding=encoding)
+    return _BUILDERS[task](records, columns=columns, invalid=rule, names=names, scale=scale,
+                           **public)
 
 
 @dataclass(frozen=True)
@@ -146,23 +151,30 @@ class DataIssue:
 
 
 def check_data(task: str, records: object, *, columns: list[str] | None = None,
-               names: list[str] | None = None, **public: Any) -> DataIssue | None:
-    """A data check, NOT a release: the first value the task's ``invalid`` rule would handle.
+               names: list[str] | None = None, user_column: str | None = None,
+               delimiter: str = ",", encoding: str = "utf-8", **public: Any
+               ) -> DataIssue | None:
+    """A data check, NOT a release: the first record the bad-row policy or the task's
+    ``invalid`` rule would handle.
 
-    Returns ``None`` when every value the task reads is valid. The answer quotes a private
-    value and its position; it is meant for the data's owner, on their own machine.
+    Returns ``None`` when every record can be read and every value the task reads is valid.
+    The answer quotes a private value and its position; it is meant for the data's owner, on
+    their own machine. Nothing is drawn or charged. Same arguments as :func:`build_task`.
     """
     task = _check_task(task)
     _check_public(task, public)
-    try:
-        table = records if isinstance(records, RecordTable) else as_table(
-            records, names=names, text_columns=[], strict=True)
-    except ValidationError as exc:
-        if "malformed" not in str(exc):
-            raise
-        detail = str(exc).split("(", 1)[-1].removesuffix(". Fix the file.").removesuffix(")")
-        return DataIssue("a row", "(all)", detail, "malformed CSV row: the wrong number of "
-                         "cells")
+    text = [user_column] if user_column is not None else []
+    table = records if isinstance(records, RecordTable) else as_table(
+        records, names=names, text_columns=text, delimiter=delimiter, encoding=encoding)
+    ok = np.ones(table.n_rows, dtype=bool) if table.status is None else table.status == 0
+    found: list[tuple[int, str]] = []
+    if not ok.all():
+        found.append((int(np.flatnonzero(~ok)[0]), "unreadable"))
+    if user_column is not None:
+        ids = table.text_column(user_column, "user_column")
+        empty = np.flatnonzero((np.char.str_len(np.char.strip(ids)) == 0) & ok)
+        if empty.size:
+            found.append((int(empty[0]), "user"))
     if task == "feature-selection":
         label = public.get("label")
         cols = list(columns) if columns is not None else [
@@ -189,14 +201,24 @@ def check_data(task: str, records: object, *, columns: list[str] | None = None,
                 bad |= x < 0
             elif c not in binned:
                 bad |= x != np.round(x)
-        rows = np.flatnonzero(bad)
+        rows = np.flatnonzero(bad & ok)
         if rows.size and (first is None or rows[0] < first[0]):
             first = (int(rows[0]), j)
-    if first is None:
+    if first is not None:
+        found.append((first[0], "cell"))
+    if not found:
         return None
-    r, j = first
-    c = cols[j]
-    v = table.text[c][r] if c in table.text else table.numeric[c][r]
+    r, kind = min(found)
+    if kind == "unreadable":
+        return DataIssue(table.line_of(r), "(all)", repr(table.raw_line(r)),
+                         f"it has {table.unreadable(r)}; in a release it is kept as a record "
+                         "whose every cell is invalid")
+    if kind == "user":
+        return DataIssue(table.line_of(r), str(user_column), "an empty user id",
+                         "in a release the row is dropped")
+    c = cols[first[1]]
+    raw = table.raw_cell(r, c)
+    v = raw if raw is not None else table.text[c][r] if c in table.text else table.numeric[c][r]
     reason = {"coverage": "not a nonnegative number"}.get(
         task, "not a finite number" if c in binned else "not an integer category code")
     return DataIssue(table.line_of(r), c, repr(v if isinstance(v, str) else float(v)), reason)

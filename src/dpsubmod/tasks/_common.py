@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cells import BAD_ROW_POLICY
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
 from ._table import RecordTable
@@ -198,6 +199,9 @@ class Scale:
         Partition the records over a Dask cluster.
     n_jobs : int
         Threads for the in-process passes.
+    delimiter, encoding : str
+        How a CSV file of records is written (default "," and "utf-8"; a byte-order mark is
+        dropped). Every reading mode reads the same dialects.
     """
 
     user_column: str | None = None
@@ -206,6 +210,18 @@ class Scale:
     chunk_rows: int | None = None
     scheduler: Any = None
     n_jobs: int = 1
+    delimiter: str = ","
+    encoding: str = "utf-8"
+
+    @property
+    def dialect(self) -> dict[str, str]:
+        """The CSV dialect options of the readers."""
+        return {"delimiter": self.delimiter, "encoding": self.encoding}
+
+    @property
+    def in_memory_default(self) -> bool:
+        """Whether only the dialect differs from the defaults (one row per person, in memory)."""
+        return Scale(delimiter=self.delimiter, encoding=self.encoding) == self
 
     @property
     def streaming(self) -> bool:
@@ -239,11 +255,35 @@ def statement(f: SetFunction, source: str, s_max: float, m: int | None
 
 
 def scale_rules(scale: Scale) -> list[str]:
+    rules = [BAD_ROW_POLICY]
     if scale.user_column is None:
-        return []
+        return rules
     m = scale.max_rows_per_user
-    return [f"one person (column {scale.user_column!r}) = up to {m} rows: a person's rows "
-            f"beyond their first {m} in file order are dropped"]
+    return rules + [f"one person (column {scale.user_column!r}) = up to {m} rows: a person's "
+                    f"rows beyond their first {m} in file order are dropped"]
+
+
+def scan(records: object, cols: Sequence[str], names: Any, scale: Scale,
+         watch: Mapping[str, tuple[float, float]] | None = None) -> Any:
+    """The records as a chunk source (chunked mode, or Parquet on a cluster)."""
+    from ..datasets import scan_records
+
+    src = scan_records(records, list(cols), user_column=scale.user_column,
+                       chunk_rows=scale.chunk_rows or 1 << 18, names=names, **scale.dialect)
+    src.watch = dict(watch or {})
+    return src
+
+
+def unreadable(table: RecordTable) -> int:
+    """How many records of a CSV table could not be read (non-private diagnostics)."""
+    return 0 if table.status is None else int((table.status != 0).sum())
+
+
+def pass_counts(data: Any, diagnostics: dict[str, Any]) -> None:
+    """Copy a chunk source's counts of its first pass into the (non-private) diagnostics."""
+    counts = getattr(data, "counts", None)
+    if counts:
+        diagnostics.update(counts)
 
 
 def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
@@ -258,7 +298,7 @@ def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
     if not scale.scans(records):
         text = [scale.user_column] if scale.user_column is not None else []
         tab = records if isinstance(records, RecordTable) else as_table(
-            records, names=names, text_columns=text)
+            records, names=names, text_columns=text, **scale.dialect)
         if scale.user_column is not None and scale.user_column not in tab.names:
             raise ValidationError(f"{tab.source}: has no user column named "
                                   f"{scale.user_column!r}. Its columns are: "
@@ -273,8 +313,50 @@ def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
 
     from ..datasets import scan_records
 
-    probe = scan_records(records, [], user_column=scale.user_column, names=names)
+    probe = scan_records(records, [], user_column=scale.user_column, names=names,
+                         **scale.dialect)
     numeric = {c: np.zeros(0) for c in probe.names if c != scale.user_column}
     named = probe.kind != "csv" or probe._csv_header or names is not None
     return RecordTable(tuple(probe.names), numeric, {}, 0, named=named,
                        source=Path(os.fspath(records)).name)
+
+
+#: Owner warnings: a column clipped on more than this fraction of the records ...
+CLIPPED_WARNING = 0.5
+#: ... or more than this fraction of the records handled by the bad-row rules.
+BAD_ROWS_WARNING = 0.1
+_NOT_RELEASED = ("for the data's owner only, computed from the raw records; it is not part "
+                 "of the release and must not be published")
+
+
+def owner_warnings(task: Task) -> list[str]:
+    """Warnings for the data's owner from a task's NON-private diagnostics (never released).
+
+    A column whose records fall outside the public bounds more than half of the time (the
+    bounds are probably those of another column), and more than a tenth of the records
+    unreadable, without a user id or with an invalid value: both mean the declared rules shape
+    the result more than the data do.
+    """
+    d = task.diagnostics
+    rows = d.get("rows") or task.n_records or 0
+    if not rows:
+        return []
+    out = []
+    bounds = task.params.get("bounds") or {}
+    for col, count in (d.get("outside_bounds") or {}).items():
+        if count > CLIPPED_WARNING * rows and col in bounds:
+            lo, hi = bounds[col]
+            out.append(f"more than half of the records lie outside the public bounds of "
+                       f"column {col!r}, [{fmt(lo)}, {fmt(hi)}], and were clipped to them: "
+                       f"check that these bounds belong to {col!r} ({_NOT_RELEASED}).")
+    cells = d.get("invalid_cells")
+    per_column = max(cells.values()) if isinstance(cells, dict) and cells else 0
+    handled = max(int(d.get("unreadable_rows", 0)), int(d.get("invalid_rows", 0)), per_column)
+    handled += int(d.get("rows_without_user_id", 0))
+    if handled > BAD_ROWS_WARNING * rows:
+        cols = ", ".join(repr(c) for c in task.columns)
+        out.append(f"more than a tenth of the records were unreadable, had no user id, or "
+                   f"had an invalid value in the columns read ({cols}); the bad-row rules "
+                   "handled them (see 'Data rules'). Check the file, its --delimiter and "
+                   f"--encoding, with --check-data ({_NOT_RELEASED}).")
+    return out

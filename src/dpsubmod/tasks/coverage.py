@@ -12,9 +12,12 @@ from ._common import (
     Task,
     check_rule,
     coordinate_columns,
+    pass_counts,
     records_table,
     scale_rules,
+    scan,
     statement,
+    unreadable,
 )
 
 __all__ = ["coverage"]
@@ -44,22 +47,23 @@ def coverage(records: object, *, columns: Sequence[str] | None = None, invalid: 
     cols = coordinate_columns(table, columns, exclude=(scale.user_column,))
     diagnostics: dict[str, Any] = {}
     if scale.scans(records):
-        from ..datasets import scan_records
-
-        data: Any = scan_records(records, list(cols), user_column=scale.user_column,
-                                 chunk_rows=scale.chunk_rows or 1 << 18, names=names)
+        data: Any = scan(records, cols, names, scale)
         ids = True if scale.user_column is not None else None
     else:
         data = np.column_stack([table.column(c, "columns") for c in cols])
         with np.errstate(invalid="ignore"):
             bad = np.isnan(data) | (data < 0)
-        diagnostics = {"invalid_cells": int(bad.sum()), "invalid_rows": int(bad.any(1).sum())}
+        diagnostics = {"rows": table.n_rows, "unreadable_rows": unreadable(table),
+                       "invalid_cells": int(bad.sum()), "invalid_rows": int(bad.any(1).sum())}
         ids = (None if scale.user_column is None else
                table.text_column(scale.user_column, "user_column"))
+        if ids is not None:
+            diagnostics["rows_without_user_id"] = int((np.char.str_len(ids) == 0).sum())
     f = Coverage.from_chunks(data, len(cols), invalid=rule, user_id=ids,
                              max_rows_per_user=scale.max_rows_per_user,
                              relation=scale.relation, n_jobs=scale.n_jobs,
                              scheduler=scale.scheduler)
+    pass_counts(data, diagnostics)
     neighbouring, note, N = statement(f, table.source, 1.0, scale.max_rows_per_user)
     return Task(
         task="coverage", f=f, names=cols, items="sets",

@@ -16,9 +16,12 @@ from ._common import (
     check_rule,
     count_outside,
     fmt,
+    pass_counts,
     records_table,
     scale_rules,
+    scan,
     statement,
+    unreadable,
 )
 from ._table import RecordTable, as_table, public_column, read_public_csv
 
@@ -211,24 +214,24 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
     hi = np.array([bnd[c][1] if c in bnd else np.inf for c in cols])
     diagnostics: dict[str, Any] = {}
     if scale.scans(records):
-        from ..datasets import scan_records
-
-        data: Any = scan_records(records, list(cols), user_column=scale.user_column,
-                                 chunk_rows=scale.chunk_rows or 1 << 18, names=names)
+        data: Any = scan(records, cols, names, scale, watch=bnd)
         ids = True if scale.user_column is not None else None
-        diagnostics["note"] = "not counted in chunked mode (it would take another pass)"
     else:
         data = np.column_stack([table.column(c, "columns") for c in cols])
-        diagnostics = {"invalid_rows": int(np.isnan(data).any(axis=1).sum()),
+        diagnostics = {"rows": table.n_rows, "unreadable_rows": unreadable(table),
+                       "invalid_rows": int(np.isnan(data).any(axis=1).sum()),
                        "outside_bounds": count_outside(data, cols, bnd)}
         ids = (None if scale.user_column is None else
                table.text_column(scale.user_column, "user_column"))
+        if ids is not None:
+            diagnostics["rows_without_user_id"] = int((np.char.str_len(ids) == 0).sum())
     from ..functions import FacilityLocation
 
     f = FacilityLocation.from_chunks(
         data, C, similarity, bounds=(lo, hi), invalid=rule, user_id=ids,
         max_rows_per_user=scale.max_rows_per_user, relation=scale.relation,
         n_jobs=scale.n_jobs, scheduler=scale.scheduler, **kw)
+    pass_counts(data, diagnostics)
     neighbouring, note, N = statement(f, table.source, s_max, scale.max_rows_per_user)
     rules = []
     if bnd:

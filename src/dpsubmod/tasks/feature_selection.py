@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .._cells import BAD_ROW_POLICY
 from ..errors import ValidationError
 from ._common import Scale, Task, check_bounds, check_rule, coordinate_columns, fmt
 from ._table import RecordTable, as_table
@@ -60,13 +61,14 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
     from ..datasets import discretize
     from ..functions import MutualInformation
 
-    if scale is not None and scale != Scale():
+    if scale is not None and not scale.in_memory_default:
         raise ValidationError(
             "feature-selection reads its records in memory, with one row per person: the "
             "mutual information is not a sum over rows, so chunked or distributed passes, "
             "contribution bounding and the add/remove relation do not apply. Use "
             "facility-location or coverage for those.")
-    table = records if isinstance(records, RecordTable) else as_table(records, names=names)
+    table = records if isinstance(records, RecordTable) else as_table(
+        records, names=names, **(scale or Scale()).dialect)
     rule = check_rule(invalid, "feature-selection", _ALLOWED, _WHY)
     if not isinstance(label, str):
         raise ValidationError("feature-selection needs the label column by name: label='NAME' "
@@ -116,7 +118,8 @@ def feature_selection(records: object, *, label: str, columns: Sequence[str] | N
     params.update(_params(plan))
     f = MutualInformation.from_records(codes, y.astype(np.int64))
     N = table.n_rows
-    rules = ["a feature value or label that is empty, text, NaN, infinite or (in a "
+    rules = [BAD_ROW_POLICY,
+             "a feature value or label that is empty, text, NaN, infinite or (in a "
              "categorical column or an unthresholded label) not an integer code below 2^53 "
              "in magnitude gets a public category of its own ('missing', imputed), distinct "
              "from every valid code"]

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._cells import null_ids, to_float
 from ...errors import ParameterTypeError, ValidationError
 from .kernels import UNITS
 from .objective import LocalBlocks, RecordObjective, prepare
@@ -48,15 +49,17 @@ class FirstRows:
         return np.where(self.ids[pos] == u, self.counts[pos], 0)
 
     def keep(self, ids: np.ndarray, what: str) -> np.ndarray:
+        """Which rows count: a person's first ``m`` rows; a row without an id never (it is
+        dropped by the declared rule, which looks at that row alone)."""
         ids = np.asarray(ids)
-        if ids.dtype == object or ids.dtype.kind in "f":
-            with np.errstate(invalid="ignore"):
-                isnull = np.asarray((ids == None) | (ids != ids), dtype=bool)  # noqa: E711
-            if isnull.any():
-                raise ValidationError(
-                    f"The user column ({what}) has null values; every row needs its person's "
-                    "id (give rows with no known person a fresh id each). Nothing was released.")
-            ids = ids.astype(str) if ids.dtype == object else ids
+        null = null_ids(ids)
+        if null.any():
+            out = np.zeros(ids.shape[0], dtype=bool)
+            if (~null).any():
+                out[~null] = self.keep(ids[~null], what)
+            return out
+        if ids.dtype == object:
+            ids = ids.astype(str)
         u, inv = np.unique(ids, return_inverse=True)
         inv = inv.ravel()
         order = np.argsort(inv, kind="stable")
@@ -115,9 +118,9 @@ def _as_chunk(item: Any, i: int, width: int | None) -> tuple[np.ndarray, Any]:
                                   "(values, user_ids) pairs.")
         item, ids = item
     try:
-        X = np.asarray(item, dtype=np.float64)
+        X = to_float(item)
     except (TypeError, ValueError):
-        raise ParameterTypeError(f"Chunk {i} of the records is not numeric; give 2-d arrays "
+        raise ParameterTypeError(f"Chunk {i} of the records is not an array; give 2-d arrays "
                                  "of numbers.") from None
     if X.ndim != 2:
         raise ValidationError(f"Chunk {i} of the records has shape {X.shape}; every chunk must "
@@ -229,7 +232,9 @@ def build_record_objective(kernel: Any, chunks: Any, *, width: int,
             and ids_all.shape[0] != offset:
         raise ValidationError(f"user_id has {ids_all.shape[0]} ids for {offset} rows; give one "
                               "id per row.")
-    if n_rows == 0:
+    if offset == 0:
+        # only an empty source is refused: rows dropped by a declared rule (no user id) leave
+        # an objective that counts nothing, which is a release like any other
         raise ValidationError(f"The {what} hold no rows; give at least one.")
     if rereadable:
         def source() -> Iterator[np.ndarray]:
@@ -284,8 +289,8 @@ def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_
                                   "rows; give one id per row.")
     if isinstance(user_id, bool) and getattr(chunks, "kind", None) != "parquet":
         raise ValidationError("user_id=True needs chunks of (values, user_ids) pairs.")
-    parts, counted = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
-    if counted == 0:
+    parts, counted, total = dask_parts(client, data, clean, width, user_id, m, 2 * n_workers)
+    if total == 0:
         raise ValidationError("The records hold no rows; give at least one.")
     return _objective(kernel, DaskBlocks(client, parts, kernel, retries), counted, m, relation)
 

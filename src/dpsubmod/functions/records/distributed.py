@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._cells import to_float
 from ...errors import DPSubmodError, MissingDependencyError, ValidationError
 from .build import FirstRows
 from .objective import block_add, block_gains, block_value, init_state, prepare
@@ -56,7 +57,7 @@ def connect(scheduler: Any, timeout: float = 10.0) -> Any:
 
 # -- tasks that run on the workers --------------------------------------------------------------
 def _prepare(block: np.ndarray, clean: Any, index: int, ids: Any) -> dict:
-    X = np.asarray(block, dtype=np.float64)
+    X = to_float(block)
     if X.ndim != 2:
         raise ValidationError(f"Partition {index} of the records has shape {X.shape}; it must "
                               "be 2-d.")
@@ -64,19 +65,9 @@ def _prepare(block: np.ndarray, clean: Any, index: int, ids: Any) -> dict:
     return {"index": index, "X": vals, "valid": valid, "ids": ids, "rows": X.shape[0]}
 
 
-def _read_group(path: str, group: int, columns: list[str], user_column: str | None
-                ) -> tuple[np.ndarray, Any]:
-    """One Parquet row group, read on the worker that will hold it."""
-    import pyarrow.parquet as pq
-
-    from ...datasets.chunks import ChunkSource
-
-    want = columns + ([user_column] if user_column else [])
-    batch = pq.ParquetFile(path).read_row_group(group, columns=want).combine_chunks()
-    src = ChunkSource("parquet", path, tuple(columns), user_column, 1, tuple(want), path)
-    out = src._convert(batch.to_batches()[0]) if batch.num_rows else (
-        np.zeros((0, len(columns))), np.zeros(0) if user_column else None)
-    return out if isinstance(out, tuple) else (out, None)
+def _read_group(source: Any, group: int) -> tuple[np.ndarray, Any]:
+    """One Parquet row group, read on the worker that will hold it (by the source's reader)."""
+    return source.read_group(group)
 
 
 def _first(pair: tuple) -> Any:
@@ -186,9 +177,9 @@ class DaskBlocks:
 
 
 def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
-               m: int | None, n_parts: int = 2) -> tuple[list[Any], int]:
-    """Partition futures of the records, cleaned and contribution-bounded, and the number of
-    rows that count.
+               m: int | None, n_parts: int = 2) -> tuple[list[Any], int, int]:
+    """Partition futures of the records, cleaned and contribution-bounded, the number of rows
+    that count and the number of rows read.
 
     ``records`` is a 2-d dask array (or a dask DataFrame of the value columns), partitioned by
     row blocks, or a numpy array of this process, scattered to the workers in ``n_parts`` row
@@ -203,7 +194,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
         if len(cols) != width:
             raise ValidationError(f"The records have {len(cols)} value columns; {width} are "
                                   "needed.")
-        pairs = [client.submit(_read_group, records._obj, g, cols, uc, pure=False)
+        pairs = [client.submit(_read_group, records, g, pure=False)
                  for g in range(meta.num_row_groups)]
         data = [client.submit(_first, p, pure=False) for p in pairs]
         ids = ([client.submit(_second, p, pure=False) for p in pairs] if uc is not None
@@ -249,7 +240,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
     parts = [client.submit(_prepare, d, clean, i, ids_i, pure=False)
              for i, (d, ids_i) in enumerate(zip(data, ids))]
     if user_id is None:
-        return parts, total
+        return parts, total, total
     counts = client.gather([client.submit(_user_counts, p, pure=False) for p in parts])
     running = FirstRows(m)
     bounded = []
@@ -258,7 +249,7 @@ def dask_parts(client: Any, records: Any, clean: Any, width: int, user_id: Any,
         bounded.append(client.submit(_bound, p, u, running.prior(u), m, pure=False))
         running.keep(np.repeat(u, cnt.astype(np.int64)), "user_id")
     kept = sum(client.gather([client.submit(_kept, b, pure=False) for b in bounded]))
-    return bounded, int(kept)
+    return bounded, int(kept), total
 
 
 def _kept(part: dict) -> int:
