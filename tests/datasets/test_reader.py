@@ -141,7 +141,7 @@ def test_estimators_take_a_bad_row_like_any_other():
         codes_b = np.insert(codes, at, [cell, 1, 2], axis=0)
         y_b = np.insert(y, at, 1)
         for data, labels in ((codes, y), (codes_b, y_b)):
-            fs = PrivateFeatureSelector(2, epsilon=1.0, backend="numpy",
+            fs = PrivateFeatureSelector(2, epsilon=1.0, bins="categorical", backend="numpy",
                                         random_state=i).fit(data, labels)
             assert fs.support_.sum() == 2 and MARK not in json.dumps(fs.release_, default=str)
 
