@@ -145,11 +145,14 @@ class Budget(Ledger):
                 self._events.extend(ev)
                 return
             now = self._level(self._events)
+        left = fmt(now.remaining_epsilon)
+        if float(left) > now.remaining_epsilon:  # the short form would overstate what is left
+            left = repr(now.remaining_epsilon)
         raise BudgetExceededError(
             f"{self!r} refuses {_request_text(ev)}: {level.why}, above the budget. Already "
             f"spent: epsilon {fmt(now.epsilon)}, delta {fmt(now.delta)} over {len(self)} "
             f"release(s); left: one more release of at most epsilon "
-            f"{fmt(now.remaining_epsilon)}. Nothing was released and the budget is unchanged. "
+            f"{left}. Nothing was released and the budget is unchanged. "
             "Lower the release's epsilon (or delta), or start from a larger budget."
         )
 

@@ -25,8 +25,12 @@ Rules (``composition=`` of a :class:`~dpsubmod.privacy.budget.Budget`)
     within ``epsilon``. Pure events cost ``eps^2 / 2``, exponential mechanisms ``eps^2 / 8``;
     an event with ``delta > 0`` and no zCDP cost is refused.
 
-A floating-point slack of 1e-9 relative is allowed, so that a budget split by
-:func:`~dpsubmod.privacy.composition.split_budget` is accepted in full.
+Comparisons are exact: the epsilons, deltas and zCDP costs are summed as rationals (the exact
+values of the floats), and the nonlinear levels of ``"advanced"`` and ``"zcdp"`` are rounded
+outward, so that the granted costs never exceed the budget by any amount, however small. A float
+is not the decimal it prints as: ``0.1`` is slightly above 1/10, so ten releases of ``0.1`` do
+not fit ``Budget(1.0)`` (the tenth finds ``0.09999999999999995`` left), while the pieces of
+:func:`~dpsubmod.privacy.composition.split_budget` always fit their total.
 """
 
 from __future__ import annotations
@@ -34,11 +38,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal, localcontext
+from fractions import Fraction
 
 from .events import PrivacyEvent
 from .zcdp import rho_for_target, zcdp_to_dp
 
-__all__ = ["FILTERS", "FilterLevel", "filter_level", "default_slack"]
+__all__ = ["FILTERS", "FilterLevel", "filter_level", "default_slack", "exact_sum", "round_up",
+           "round_down"]
 
 #: Adaptive rules a Budget may use, with the reference printed in its statements.
 FILTERS: dict[str, str] = {
@@ -48,7 +55,10 @@ FILTERS: dict[str, str] = {
             "Steinke 2020",
 }
 
-RTOL = 1e-9
+#: Relative inflation of a level computed in floating point (logarithms, square roots, a few
+#: products: each within one or two units in the last place), so that the rounded-out value is
+#: an upper bound on the exact one; 2**-40 covers several hundred such roundings.
+OUTWARD = 2.0 ** -40
 
 
 def default_slack(rule: str, delta: float) -> float:
@@ -92,15 +102,43 @@ class FilterLevel:
     remaining_epsilon: float
 
 
-def _over(x: float, limit: float) -> bool:
-    # relative only: an absolute slack would let a budget below it (epsilon = 1e-320, or
-    # delta = 0) be overspent
-    return x > limit * (1.0 + RTOL)
+def exact_sum(counts: Iterable[int], values: Iterable[float]) -> Fraction:
+    """``sum n_i x_i`` exactly, over the rationals the floats stand for (finite values only)."""
+    return sum((Fraction(n) * Fraction(x) for n, x in zip(counts, values)), Fraction(0))
+
+
+def round_up(x: Fraction) -> float:
+    """The smallest float at or above ``x`` (``inf`` beyond the float range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+def round_down(x: Fraction) -> float:
+    """The largest float at or below ``x`` (the largest finite float beyond the range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.nextafter(math.inf, 0.0)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _outward(level: float) -> float:
+    """A level computed in floating point, rounded up past its possible rounding error."""
+    if level == 0.0 or not math.isfinite(level):
+        return level
+    return math.nextafter(level * (1.0 + OUTWARD), math.inf)
 
 
 def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, rule: str,
                  slack: float) -> FilterLevel:
-    """The :class:`FilterLevel` of ``events`` against a budget ``(epsilon, delta)``."""
+    """The :class:`FilterLevel` of ``events`` against a budget ``(epsilon, delta)``.
+
+    ``fits`` is decided exactly (see the module docstring); ``epsilon`` and ``delta`` are the
+    level and the committed delta rounded up, ``remaining_epsilon`` is rounded down.
+    """
     counts = [e.count for e in events]
     if rule == "zcdp":
         return _zcdp(events, counts, epsilon, slack)
@@ -110,32 +148,46 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
                            f"an event has only a zCDP guarantee (epsilon=inf), which the "
                            f"{rule!r} rule cannot compose; use Budget(..., composition='zcdp')",
                            0.0)
-    e_sum = _fsum(n * x for n, x in zip(counts, eps))
-    d_sum = _fsum(n * e.delta for n, e in zip(counts, events))
+    e_exact = exact_sum(counts, eps)
+    d_exact = exact_sum(counts, (e.delta for e in events))
+    e_sum, d_sum = round_up(e_exact), round_up(d_exact)
+    limit = Fraction(epsilon)
     if rule == "basic":
         why = ""
-        if _over(e_sum, epsilon):
-            why = f"the epsilons would sum to {e_sum:.6g}"
-        elif _over(d_sum, delta):
-            why = f"the deltas would sum to {d_sum:.6g}"
-        return FilterLevel(not why, e_sum, d_sum, None, why, max(epsilon - e_sum, 0.0))
+        if e_exact > limit:
+            why = f"the epsilons would sum to {_exact_text(e_exact, limit)}"
+        elif d_exact > Fraction(delta):
+            why = f"the deltas would sum to {_exact_text(d_exact, Fraction(delta))}"
+        return FilterLevel(not why, e_sum, d_sum, None, why,
+                           round_down(max(limit - e_exact, Fraction(0))))
     # advanced (Whitehouse et al. 2023)
-    d_events = delta - slack
+    d_events = Fraction(delta) - Fraction(slack)
     # sqrt(V) from epsilons scaled by the largest: eps**2 underflows to 0 below 1e-162, which
     # would make the level 0 and admit anything
     top = max(eps, default=0.0)
     s_v = top * math.sqrt(_fsum(n * (x / top) ** 2 for n, x in zip(counts, eps))) if top else 0.0
     v = s_v * s_v
     log_term = -math.log(slack)
-    level = min(e_sum, math.sqrt(2.0 * log_term) * s_v + 0.5 * v)
-    committed = d_sum + (slack if events else 0.0)
+    curved = _outward(math.sqrt(2.0 * log_term) * s_v + 0.5 * v)
+    # min(sum, curved) <= epsilon exactly when either is; the sum is exact, the curve rounded up
+    fits_level = e_exact <= limit or curved <= epsilon
+    level = min(e_sum, curved)
+    committed = round_up(d_exact + (Fraction(slack) if events else Fraction(0)))
     why = ""
-    if _over(d_sum, d_events):
+    if d_exact > d_events:
         why = (f"the events' own deltas would sum to {d_sum:.6g}, above delta - slack = "
-               f"{d_events:.6g}")
-    elif _over(level, epsilon):
+               f"{float(d_events):.6g}")
+    elif not fits_level:
         why = (f"the filter's level would be {level:.6g} (sum of epsilons {e_sum:.6g}, "
                f"sqrt(2 ln(1/slack) V) + V/2 with V = {v:.6g})")
+    return FilterLevel(not why, level, committed, None, why,
+                       _advanced_remaining(counts, eps, e_exact, limit, s_v, log_term, epsilon))
+
+
+def _advanced_remaining(counts: list[int], eps: list[float], e_exact: Fraction, limit: Fraction,
+                        s_v: float, log_term: float, epsilon: float) -> float:
+    """The largest epsilon of one more pure event the advanced filter admits (rounded down)."""
+    by_sum = round_down(max(limit - e_exact, Fraction(0)))
     # the largest V with sqrt(2 L V) + V/2 <= epsilon: sqrt(V) = sqrt(2L + 2 eps) - sqrt(2L),
     # written as 2 eps / (sqrt(2L + 2 eps) + sqrt(2L)) with the factors of 2 taken out, since
     # 2 eps and V itself overflow for an epsilon near the float limit
@@ -143,8 +195,30 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     s_star = epsilon / (math.sqrt(log_term + epsilon) + root_l) * math.sqrt(2.0)
     # sqrt(V* - V) = sqrt((s* - s_v)(s* + s_v)), each factor finite
     extra = math.sqrt(s_star - s_v) * math.sqrt(s_star + s_v) if s_star > s_v else 0.0
-    rem = max(epsilon - e_sum, extra)
-    return FilterLevel(not why, level, committed, None, why, rem)
+    # step the curve's answer down until the filter itself admits it (rounded outward, it may
+    # sit a few units in the last place too high)
+    for _ in range(64):
+        if not extra > by_sum:
+            break
+        top = max(max(eps, default=0.0), extra)
+        sq = _fsum([*(n * (x / top) ** 2 for n, x in zip(counts, eps)), (extra / top) ** 2])
+        s_new = top * math.sqrt(sq)
+        if _outward(math.sqrt(2.0 * log_term) * s_new + 0.5 * s_new * s_new) <= epsilon:
+            break
+        extra *= 1.0 - 2.0 ** -36
+    return max(by_sum, extra) if extra > by_sum else by_sum
+
+
+def _exact_text(total: Fraction, limit: Fraction) -> str:
+    """The exact sum, with enough digits to show that it exceeds the limit."""
+    for digits in (6, 10, 17, 25, 40):
+        with localcontext() as ctx:
+            ctx.prec = digits
+            ctx.rounding = ROUND_CEILING
+            text = str(Decimal(total.numerator) / Decimal(total.denominator))
+        if Fraction(Decimal(text)) > limit:
+            break
+    return text + ("" if digits == 6 else " (exactly)")
 
 
 def _fsum(terms: Iterable[float]) -> float:
@@ -167,9 +241,18 @@ def _zcdp(events: Sequence[PrivacyEvent], counts: list[int], epsilon: float,
     # a positive epsilon whose zCDP cost underflowed to 0 costs at most the smallest float
     floor = math.ulp(0.0)
     zc = [z if z > 0.0 or e.epsilon == 0.0 else floor for z, e in zip(zc, events)]
-    rho = _fsum(n * z for n, z in zip(counts, zc))
+    if any(not math.isfinite(z) for z in zc):  # type: ignore[arg-type]
+        rho_exact = None
+    else:
+        rho_exact = exact_sum(counts, zc)  # type: ignore[arg-type]
+    over = rho_exact is None or rho_exact > Fraction(rho_star)
+    rho = math.inf if rho_exact is None else round_up(rho_exact)
     why = (f"the zCDP costs would sum to rho={rho:.6g}, above rho*={rho_star:.6g} (the largest "
-           f"rho within epsilon at delta={slack:.6g})") if _over(rho, rho_star) else ""
-    level = zcdp_to_dp(rho, slack)
-    rem = math.sqrt(2.0 * max(rho_star - rho, 0.0))
+           f"rho within epsilon at delta={slack:.6g})") if over else ""
+    level = _outward(zcdp_to_dp(rho, slack))
+    left = Fraction(0) if over else Fraction(rho_star) - rho_exact  # type: ignore[operator]
+    # the largest pure epsilon whose cost eps^2 / 2 fits what is left, checked exactly
+    rem = math.sqrt(2.0 * round_down(left))
+    while rem > 0.0 and Fraction(rem) ** 2 / 2 > left:
+        rem = math.nextafter(rem, 0.0)
     return FilterLevel(not why, level, slack if events else 0.0, rho, why, rem)
