@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal, localcontext
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 
 from .events import PrivacyEvent
@@ -164,11 +164,9 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     d_events = Fraction(delta) - Fraction(slack)
     # sqrt(V) from epsilons scaled by the largest: eps**2 underflows to 0 below 1e-162, which
     # would make the level 0 and admit anything
-    top = max(eps, default=0.0)
-    s_v = top * math.sqrt(_fsum(n * (x / top) ** 2 for n, x in zip(counts, eps))) if top else 0.0
-    v = s_v * s_v
     log_term = -math.log(slack)
-    curved = _outward(math.sqrt(2.0 * log_term) * s_v + 0.5 * v)
+    s_v, curved = _curve(counts, eps, log_term)
+    v = s_v * s_v
     # min(sum, curved) <= epsilon exactly when either is; the sum is exact, the curve rounded up
     fits_level = e_exact <= limit or curved <= epsilon
     level = min(e_sum, curved)
@@ -184,6 +182,17 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
                        _advanced_remaining(counts, eps, e_exact, limit, s_v, log_term, epsilon))
 
 
+def _curve(counts: list[int], eps: list[float], log_term: float) -> tuple[float, float]:
+    """``sqrt(V)`` and the advanced filter's curve ``sqrt(2 L V) + V/2`` rounded outward.
+
+    ``sqrt(V)`` is computed from the epsilons scaled by the largest: ``eps**2`` underflows to 0
+    below 1e-162, which would make the level 0 and admit anything.
+    """
+    top = max(eps, default=0.0)
+    s_v = top * math.sqrt(_fsum(n * (x / top) ** 2 for n, x in zip(counts, eps))) if top else 0.0
+    return s_v, _outward(math.sqrt(2.0 * log_term) * s_v + 0.5 * (s_v * s_v))
+
+
 def _advanced_remaining(counts: list[int], eps: list[float], e_exact: Fraction, limit: Fraction,
                         s_v: float, log_term: float, epsilon: float) -> float:
     """The largest epsilon of one more pure event the advanced filter admits (rounded down)."""
@@ -195,18 +204,23 @@ def _advanced_remaining(counts: list[int], eps: list[float], e_exact: Fraction, 
     s_star = epsilon / (math.sqrt(log_term + epsilon) + root_l) * math.sqrt(2.0)
     # sqrt(V* - V) = sqrt((s* - s_v)(s* + s_v)), each factor finite
     extra = math.sqrt(s_star - s_v) * math.sqrt(s_star + s_v) if s_star > s_v else 0.0
-    # step the curve's answer down until the filter itself admits it (rounded outward, it may
-    # sit a few units in the last place too high)
-    for _ in range(64):
-        if not extra > by_sum:
-            break
-        top = max(max(eps, default=0.0), extra)
-        sq = _fsum([*(n * (x / top) ** 2 for n, x in zip(counts, eps)), (extra / top) ** 2])
-        s_new = top * math.sqrt(sq)
-        if _outward(math.sqrt(2.0 * log_term) * s_new + 0.5 * s_new * s_new) <= epsilon:
-            break
-        extra *= 1.0 - 2.0 ** -36
-    return max(by_sum, extra) if extra > by_sum else by_sum
+    # the filter's own curve is rounded outward, which may refuse this answer: bisect down to
+    # the largest value it admits (the rounding matters most when little is left)
+    def admits(x: float) -> bool:
+        return _curve([*counts, 1], [*eps, x], log_term)[1] <= epsilon
+
+    if extra > by_sum and not admits(extra):
+        lo, hi = by_sum, extra
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:
+                break
+            if admits(mid):
+                lo = mid
+            else:
+                hi = mid
+        extra = lo
+    return extra if extra > by_sum else by_sum
 
 
 def _exact_text(total: Fraction, limit: Fraction) -> str:
@@ -214,7 +228,7 @@ def _exact_text(total: Fraction, limit: Fraction) -> str:
     for digits in (6, 10, 17, 25, 40):
         with localcontext() as ctx:
             ctx.prec = digits
-            ctx.rounding = ROUND_CEILING
+            ctx.rounding = ROUND_HALF_EVEN
             text = str(Decimal(total.numerator) / Decimal(total.denominator))
         if Fraction(Decimal(text)) > limit:
             break
