@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from fractions import Fraction
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest

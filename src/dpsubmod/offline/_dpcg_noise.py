@@ -15,8 +15,8 @@ import numpy as np
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
 from ..privacy import mechanisms as mech
-from ..privacy.composition import even_share
 from ..privacy.backends import NoiseBackend
+from ..privacy.composition import even_share
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.zcdp import rho_for_target as _rho_for_target

@@ -92,8 +92,9 @@ def rho_for_target(epsilon: float, delta: float) -> float:
 
     The inverse of :func:`zcdp_to_dp` (CKS conversion), by bisection; the returned ``rho``
     satisfies ``zcdp_to_dp(rho, delta) <= epsilon`` with the conversion rounded outward (by
-    a relative ``2**-40``), so it holds for the exact conversion too. Use it to calibrate a zCDP mechanism (a
-    Gaussian with ``sigma = Delta / sqrt(2 rho)``) to an ``(epsilon, delta)`` target.
+    a relative ``2**-40``), so it holds for the exact conversion too. Use it to calibrate a
+    zCDP mechanism (a Gaussian with ``sigma = Delta / sqrt(2 rho)``) to an ``(epsilon, delta)``
+    target.
     """
     eps = check_epsilon_finite(epsilon, caller="rho_for_target")
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
