@@ -18,22 +18,23 @@ from dpsubmod.constraints import UniformMatroid
 from dpsubmod.errors import BudgetExceededError
 from dpsubmod.functions import FacilityLocation
 from dpsubmod.offline import maximize
-from dpsubmod.privacy import Budget, PrivacyEvent, filters
+from dpsubmod.privacy import Budget, PrivacyEvent
 from dpsubmod.privacy.composition import even_share, proportional_shares, split_budget
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 
 
 class LooseBudget(Budget):
-    """The control: the former rule, admitting a relative overspend of 1e-9."""
+    """The control: the former basic rule, admitting a relative overspend of 1e-9."""
 
-    def _level(self, events):
-        lv = super()._level(events)
-        if lv.fits or self.composition != "basic":
-            return lv
-        total = math.fsum(e.count * e.epsilon for e in events)
-        if total <= self.epsilon * (1.0 + 1e-9):
-            return filters.FilterLevel(True, total, 0.0, None, "", 0.0)
-        return lv
+    def can_charge(self, events):
+        events = [events] if isinstance(events, PrivacyEvent) else list(events)
+        total = math.fsum(e.count * e.epsilon for e in [*self.events, *events])
+        return total <= self.epsilon * (1.0 + 1e-9)
+
+    def charge(self, events):
+        if not self.can_charge(events):
+            raise BudgetExceededError("refused by the former rule")
+        self._events.extend([events] if isinstance(events, PrivacyEvent) else events)
 
 
 def granted_total(budget: Budget, requests: list[float]) -> Fraction:

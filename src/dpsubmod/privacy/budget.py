@@ -16,7 +16,7 @@ from typing import Any
 from .._validation import check_delta, check_real
 from ..errors import BudgetExceededError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite
-from .filters import FILTERS, FilterLevel, default_slack, filter_level
+from .filters import FILTERS, ExactSums, FilterLevel, default_slack, filter_level
 from .ledger import Ledger, as_events, fmt
 from .zcdp import rho_for_target
 
@@ -122,7 +122,20 @@ class Budget(Ledger):
 
     # -- the check ----------------------------------------------------------------------------
     def _level(self, events: Iterable[PrivacyEvent]) -> FilterLevel:
-        return filter_level(list(events), self.epsilon, self.delta, self.composition, self.slack)
+        ev = list(events)
+        return filter_level(ev, self.epsilon, self.delta, self.composition, self.slack,
+                            sums=self._sums(ev))
+
+    def _sums(self, events: list[PrivacyEvent]) -> ExactSums:
+        """The exact sums of ``events``, extended from those of the charged events when they
+        are a prefix (charges are append-only, so a request adds a few rational terms)."""
+        cache = self.__dict__.get("_sums_cache")
+        if cache is not None:
+            known, sums = cache
+            k = len(known)
+            if len(events) >= k and all(a is b for a, b in zip(known, events)):
+                return sums if len(events) == k else sums.extend(events[k:])
+        return ExactSums().extend(events)
 
     def can_charge(self, events: PrivacyEvent | Iterable[PrivacyEvent]) -> bool:
         """Whether :meth:`charge` would accept ``events`` now."""
@@ -140,9 +153,13 @@ class Budget(Ledger):
         """
         ev = as_events(events, "Budget.charge")
         with self._lock:
-            level = self._level([*self._events, *ev])
+            after = [*self._events, *ev]
+            sums = self._sums(after)
+            level = filter_level(after, self.epsilon, self.delta, self.composition, self.slack,
+                                 sums=sums)
             if level.fits:
                 self._events.extend(ev)
+                self._sums_cache = (tuple(self._events), sums)
                 return
             now = self._level(self._events)
         left = fmt(now.remaining_epsilon)

@@ -35,6 +35,7 @@ not fit ``Budget(1.0)`` (the tenth finds ``0.09999999999999995`` left), while th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -44,8 +45,8 @@ from fractions import Fraction
 from .events import PrivacyEvent
 from .zcdp import rho_for_target, zcdp_to_dp
 
-__all__ = ["FILTERS", "FilterLevel", "filter_level", "default_slack", "exact_sum", "round_up",
-           "round_down"]
+__all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack", "exact_sum",
+           "round_up", "round_down"]
 
 #: Adaptive rules a Budget may use, with the reference printed in its statements.
 FILTERS: dict[str, str] = {
@@ -132,24 +133,70 @@ def _outward(level: float) -> float:
     return math.nextafter(level * (1.0 + OUTWARD), math.inf)
 
 
+@dataclass(frozen=True)
+class ExactSums:
+    """The exact sums of a sequence of events: what the filters compare with a budget.
+
+    A budget keeps the sums of its charged events and extends them by each request, so that a
+    charge costs one rational addition per new event instead of a sum over every event.
+
+    Attributes
+    ----------
+    uses : int
+        How many events were summed.
+    epsilon, delta : Fraction or None
+        ``sum n_m eps_m`` and ``sum n_m delta_m`` (``None`` once an epsilon is infinite).
+    rho : Fraction or None
+        ``sum n_m rho_m`` (``None`` once an event has no finite zCDP cost).
+    """
+
+    uses: int = 0
+    epsilon: Fraction | None = Fraction(0)
+    delta: Fraction | None = Fraction(0)
+    rho: Fraction | None = Fraction(0)
+
+    def extend(self, events: Iterable[PrivacyEvent]) -> ExactSums:
+        """The sums with ``events`` appended."""
+        e, d, r, k = self.epsilon, self.delta, self.rho, self.uses
+        floor = math.ulp(0.0)
+        for ev in events:
+            k += 1
+            n = ev.count
+            if e is not None and d is not None and math.isfinite(ev.epsilon):
+                e += n * Fraction(ev.epsilon)
+                d += n * Fraction(ev.delta)
+            else:
+                e = d = None
+            z = ev.zcdp
+            if r is not None and z is not None and math.isfinite(z):
+                # a positive epsilon whose zCDP cost underflowed to 0 costs at most the
+                # smallest float
+                r += n * Fraction(z if z > 0.0 or ev.epsilon == 0.0 else floor)
+            else:
+                r = None
+        return ExactSums(k, e, d, r)
+
+
 def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, rule: str,
-                 slack: float) -> FilterLevel:
+                 slack: float, *, sums: ExactSums | None = None) -> FilterLevel:
     """The :class:`FilterLevel` of ``events`` against a budget ``(epsilon, delta)``.
 
     ``fits`` is decided exactly (see the module docstring); ``epsilon`` and ``delta`` are the
-    level and the committed delta rounded up, ``remaining_epsilon`` is rounded down.
+    level and the committed delta rounded up, ``remaining_epsilon`` is rounded down. ``sums``,
+    when given, are the :class:`ExactSums` of ``events`` (kept by the caller).
     """
+    if sums is None:
+        sums = ExactSums().extend(events)
     counts = [e.count for e in events]
     if rule == "zcdp":
-        return _zcdp(events, counts, epsilon, slack)
+        return _zcdp(events, sums, epsilon, slack)
     eps = [e.epsilon for e in events]
-    if any(not math.isfinite(x) for x in eps):
+    if sums.epsilon is None or sums.delta is None:
         return FilterLevel(False, math.inf, 0.0, None,
                            f"an event has only a zCDP guarantee (epsilon=inf), which the "
                            f"{rule!r} rule cannot compose; use Budget(..., composition='zcdp')",
                            0.0)
-    e_exact = exact_sum(counts, eps)
-    d_exact = exact_sum(counts, (e.delta for e in events))
+    e_exact, d_exact = sums.epsilon, sums.delta
     e_sum, d_sum = round_up(e_exact), round_up(d_exact)
     limit = Fraction(epsilon)
     if rule == "basic":
@@ -243,22 +290,21 @@ def _fsum(terms: Iterable[float]) -> float:
         return math.inf
 
 
-def _zcdp(events: Sequence[PrivacyEvent], counts: list[int], epsilon: float,
+@functools.lru_cache(maxsize=256)
+def _rho_star(epsilon: float, slack: float) -> float:
+    # a pure function of the budget, asked again at every charge
+    return rho_for_target(epsilon, slack)
+
+
+def _zcdp(events: Sequence[PrivacyEvent], sums: ExactSums, epsilon: float,
           slack: float) -> FilterLevel:
-    rho_star = rho_for_target(epsilon, slack)
-    zc = [e.zcdp for e in events]
-    if any(z is None for z in zc):
+    rho_star = _rho_star(epsilon, slack)
+    if any(e.zcdp is None for e in events):
         return FilterLevel(False, math.inf, 0.0, None,
                            "an event has delta > 0 and no zCDP cost (rho), which the 'zcdp' rule "
                            "cannot compose; use Budget(..., composition='basic') or 'advanced'",
                            0.0)
-    # a positive epsilon whose zCDP cost underflowed to 0 costs at most the smallest float
-    floor = math.ulp(0.0)
-    zc = [z if z > 0.0 or e.epsilon == 0.0 else floor for z, e in zip(zc, events)]
-    if any(not math.isfinite(z) for z in zc):  # type: ignore[arg-type]
-        rho_exact = None
-    else:
-        rho_exact = exact_sum(counts, zc)  # type: ignore[arg-type]
+    rho_exact = sums.rho
     over = rho_exact is None or rho_exact > Fraction(rho_star)
     rho = math.inf if rho_exact is None else round_up(rho_exact)
     why = (f"the zCDP costs would sum to rho={rho:.6g}, above rho*={rho_star:.6g} (the largest "
