@@ -145,7 +145,7 @@ def _root_sum_squares(counts: list[int], eps: list[float]) -> float:
 
 
 def _basic(s: _Summary, target: float) -> tuple[float, float]:
-    if s.delta_sum > target * (1.0 + 1e-12):
+    if s.delta_sum > target:  # exact: the deltas are summed exactly and rounded up
         raise _NotApplicable(
             f"basic composition: the events' own deltas sum to {s.delta_sum:.6g}, more than "
             f"delta={target:.6g}"
