@@ -17,7 +17,7 @@ from ..errors import ValidationError
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
 from ..privacy.composition import even_share
-from ..privacy.events import PrivacyEvent
+from ..privacy.events import PrivacyEvent, rho_pure
 from ..privacy.ledger import Ledger
 from ..privacy.zcdp import rho_for_target as _rho_for_target
 from ._common import check_noise_parameter
@@ -241,7 +241,7 @@ class _Noise:
         """The planned uses of ``count`` noisy gradients (known before any draw)."""
         if self.noise == "laplace":
             return [PrivacyEvent("laplace", self.eps_step, 0.0,
-                                 rho=self.eps_step * self.eps_step / 2.0, count=count)]
+                                 rho=rho_pure(self.eps_step), count=count)]
         if self.rho_step is not None:
             return [PrivacyEvent.zcdp_only("gaussian", self.rho_step, count=count)]
         return [PrivacyEvent("gaussian", self.eps_step, self.delta_step, count=count)]

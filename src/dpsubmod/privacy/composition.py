@@ -52,7 +52,8 @@ from scipy import optimize
 from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
-from .filters import exact_sum, round_down, round_up
+from .exact import float_down, float_up
+from .filters import exact_sum
 from .kov import KOV_MAX_USES, drift, kov_epsilon_rr, kov_rr_target
 from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
@@ -132,7 +133,7 @@ def _sum_up(counts: list[int], values: list[float]) -> float:
     """``sum n_i x_i`` rounded up from its exact value (``inf`` when a value is)."""
     if not all(math.isfinite(x) for x in values):
         return math.inf
-    return round_up(exact_sum(counts, values))
+    return float_up(exact_sum(counts, values))
 
 
 def _root_sum_squares(counts: list[int], eps: list[float]) -> float:
@@ -449,7 +450,7 @@ def proportional_shares(total: float, weights: Iterable[float]) -> tuple[float, 
     """
     w = [Fraction(float(x)) for x in weights]
     whole = sum(w, Fraction(0))
-    return tuple(round_down(Fraction(total) * x / whole) for x in w)
+    return tuple(float_down(Fraction(total) * x / whole) for x in w)
 
 
 @functools.lru_cache(maxsize=512)

@@ -43,10 +43,10 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 
 from .events import PrivacyEvent
+from .exact import float_down, float_up
 from .zcdp import rho_for_target, zcdp_to_dp
 
-__all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack", "exact_sum",
-           "round_up", "round_down"]
+__all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack", "exact_sum"]
 
 #: Adaptive rules a Budget may use, with the reference printed in its statements.
 FILTERS: dict[str, str] = {
@@ -106,24 +106,6 @@ class FilterLevel:
 def exact_sum(counts: Iterable[int], values: Iterable[float]) -> Fraction:
     """``sum n_i x_i`` exactly, over the rationals the floats stand for (finite values only)."""
     return sum((Fraction(n) * Fraction(x) for n, x in zip(counts, values)), Fraction(0))
-
-
-def round_up(x: Fraction) -> float:
-    """The smallest float at or above ``x`` (``inf`` beyond the float range)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return math.inf
-    return math.nextafter(f, math.inf) if Fraction(f) < x else f
-
-
-def round_down(x: Fraction) -> float:
-    """The largest float at or below ``x`` (the largest finite float beyond the range)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return math.nextafter(math.inf, 0.0)
-    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
 def _outward(level: float) -> float:
@@ -197,7 +179,7 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
                            f"{rule!r} rule cannot compose; use Budget(..., composition='zcdp')",
                            0.0)
     e_exact, d_exact = sums.epsilon, sums.delta
-    e_sum, d_sum = round_up(e_exact), round_up(d_exact)
+    e_sum, d_sum = float_up(e_exact), float_up(d_exact)
     limit = Fraction(epsilon)
     if rule == "basic":
         why = ""
@@ -206,7 +188,7 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
         elif d_exact > Fraction(delta):
             why = f"the deltas would sum to {_exact_text(d_exact, Fraction(delta))}"
         return FilterLevel(not why, e_sum, d_sum, None, why,
-                           round_down(max(limit - e_exact, Fraction(0))))
+                           float_down(max(limit - e_exact, Fraction(0))))
     # advanced (Whitehouse et al. 2023)
     d_events = Fraction(delta) - Fraction(slack)
     # sqrt(V) from epsilons scaled by the largest: eps**2 underflows to 0 below 1e-162, which
@@ -217,7 +199,7 @@ def filter_level(events: Sequence[PrivacyEvent], epsilon: float, delta: float, r
     # min(sum, curved) <= epsilon exactly when either is; the sum is exact, the curve rounded up
     fits_level = e_exact <= limit or curved <= epsilon
     level = min(e_sum, curved)
-    committed = round_up(d_exact + (Fraction(slack) if events else Fraction(0)))
+    committed = float_up(d_exact + (Fraction(slack) if events else Fraction(0)))
     why = ""
     if d_exact > d_events:
         why = (f"the events' own deltas would sum to {d_sum:.6g}, above delta - slack = "
@@ -243,7 +225,7 @@ def _curve(counts: list[int], eps: list[float], log_term: float) -> tuple[float,
 def _advanced_remaining(counts: list[int], eps: list[float], e_exact: Fraction, limit: Fraction,
                         s_v: float, log_term: float, epsilon: float) -> float:
     """The largest epsilon of one more pure event the advanced filter admits (rounded down)."""
-    by_sum = round_down(max(limit - e_exact, Fraction(0)))
+    by_sum = float_down(max(limit - e_exact, Fraction(0)))
     # the largest V with sqrt(2 L V) + V/2 <= epsilon: sqrt(V) = sqrt(2L + 2 eps) - sqrt(2L),
     # written as 2 eps / (sqrt(2L + 2 eps) + sqrt(2L)) with the factors of 2 taken out, since
     # 2 eps and V itself overflow for an epsilon near the float limit
@@ -306,13 +288,13 @@ def _zcdp(events: Sequence[PrivacyEvent], sums: ExactSums, epsilon: float,
                            0.0)
     rho_exact = sums.rho
     over = rho_exact is None or rho_exact > Fraction(rho_star)
-    rho = math.inf if rho_exact is None else round_up(rho_exact)
+    rho = math.inf if rho_exact is None else float_up(rho_exact)
     why = (f"the zCDP costs would sum to rho={rho:.6g}, above rho*={rho_star:.6g} (the largest "
            f"rho within epsilon at delta={slack:.6g})") if over else ""
     level = _outward(zcdp_to_dp(rho, slack))
     left = Fraction(0) if over else Fraction(rho_star) - rho_exact  # type: ignore[operator]
     # the largest pure epsilon whose cost eps^2 / 2 fits what is left, checked exactly
-    rem = math.sqrt(2.0 * round_down(left))
+    rem = math.sqrt(2.0 * float_down(left))
     while rem > 0.0 and Fraction(rem) ** 2 / 2 > left:
         rem = math.nextafter(rem, 0.0)
     return FilterLevel(not why, level, slack if events else 0.0, rho, why, rem)
