@@ -18,6 +18,7 @@ from dpsubmod._guarantee import utility_guarantee
 from dpsubmod.experiments import offline_facility_location as fl
 from dpsubmod.functions import Coverage, FacilityLocation, Modular
 from dpsubmod.functions.combinators import Restricted, Scaled, Sum, Truncated
+from dpsubmod.functions.ksubmodular import KCoverage
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results.md"
@@ -85,6 +86,10 @@ def test_each_family_declares_its_public_range():
     assert Scaled(gauss, 3.0).upper_bound() == 3.0
     assert Truncated(Scaled(gauss, 3.0), 0.4).upper_bound() == 0.4
     assert Restricted(gauss, [0, 2]).upper_bound() == 1.0
+    ks = KCoverage.from_records([[{0}, {1, 2}], [{0, 1}, set()]], 3, mode="sum")
+    assert ks.upper_bound() == 2.0 and ks([1, 2, 0]) <= 2.0
+    assert KCoverage.from_records([[{0}, {1}]], 2).upper_bound() == 1.0
+    assert math.isinf(KCoverage.from_records([[{0}, {1}]], 2, average=False).upper_bound())
     # nothing public is known of a function given by its data: no range is claimed
     assert math.isinf(Modular([1.0, 2.0]).upper_bound())
     assert math.isinf(FacilityLocation(rng.random((20, 5))).upper_bound())
