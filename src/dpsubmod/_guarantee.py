@@ -58,9 +58,13 @@ class UtilityGuarantee:
         The paper and theorem, and the reading used.
     vacuous : bool
         Whether the bound says nothing: ``ratio <= 0``, no finite additive term, or
-        ``additive >= ratio * opt_bound`` for the public bound ``opt_bound`` on ``OPT``.
+        ``ratio * opt_bound - additive <= 0``, so that the bound is at most 0 for every value
+        ``OPT`` can take up to the public bound ``opt_bound``.
     opt_bound : float
-        A public upper bound on ``OPT`` used to decide ``vacuous`` (``inf`` when none is known).
+        A public upper bound on ``OPT`` used to decide ``vacuous``: by default the objective's
+        public range (:meth:`~dpsubmod.functions.SetFunction.upper_bound`, 1 for an objective
+        built from records), or ``k * value_bound`` where a method was given one; ``inf`` when
+        none is known.
 
     Examples
     --------
@@ -80,6 +84,13 @@ class UtilityGuarantee:
         """The bound on ``E[F(S)]`` when the optimum is ``opt``."""
         return self.ratio * float(opt) - self.additive
 
+    def bounded_by(self, opt_bound: float) -> UtilityGuarantee:
+        """The same bound, with ``OPT`` known to be at most ``opt_bound`` (the smaller of it and
+        the bound already known), and ``vacuous`` decided again."""
+        ob = min(float(opt_bound), self.opt_bound)
+        return utility_guarantee(self.ratio, self.additive, units=self.units,
+                                 theorem=self.theorem, opt_bound=ob)
+
     def to_dict(self) -> dict[str, Any]:
         """The guarantee as JSON-ready data (``inf`` written as the string ``"inf"``)."""
         return {"ratio": _num(self.ratio), "additive": _num(self.additive), "units": self.units,
@@ -95,7 +106,8 @@ class UtilityGuarantee:
 def utility_guarantee(ratio: float, additive: float, *, units: str, theorem: str,
                       opt_bound: float = math.inf) -> UtilityGuarantee:
     """A :class:`UtilityGuarantee`, vacuous when ``ratio <= 0``, ``additive`` is not finite, or
-    ``additive >= ratio * opt_bound``."""
+    ``ratio * opt_bound - additive <= 0`` (the bound is at most 0 for every ``OPT`` up to the
+    public ``opt_bound``)."""
     r, a, ob = float(ratio), float(additive), float(opt_bound)
     says = r > 0.0 and math.isfinite(a) and a < r * ob
     return UtilityGuarantee(ratio=r, additive=a, units=units, theorem=theorem,

@@ -21,6 +21,7 @@ __all__ = [
     "NonFiniteObjectiveError",
     "MissingDependencyError",
     "PrivacyMapError",
+    "FrozenParameterError",
 ]
 
 
@@ -79,3 +80,9 @@ class MissingDependencyError(DPSubmodError, ImportError):
 class PrivacyMapError(DPSubmodError, RuntimeError):
     """A measurement's own privacy map states a larger cost than dpsubmod charges for it; the
     measurement was refused before any noise was drawn."""
+
+
+class FrozenParameterError(DPSubmodError, AttributeError):
+    """A parameter of a built learner was assigned (or deleted). A learner resolves its public
+    parameters once, at construction, and its privacy statement and charge describe exactly
+    those; build a new learner (``learner.clone(name=value)``) to change one."""

@@ -18,7 +18,7 @@ import dpsubmod
 from dpsubmod.errors import BudgetExceededError, BudgetFileError, DPSubmodError, ValidationError
 from dpsubmod.online import FIDP, SubmodPFTAL
 from dpsubmod.privacy import Budget, FileBudget, PrivacyEvent
-from dpsubmod.privacy.composition import split_budget
+from dpsubmod.privacy.composition import even_share, split_budget
 from dpsubmod.privacy.filters import filter_level
 from dpsubmod.privacy.kov import kov_composition
 from dpsubmod.privacy.mechanisms import exponential_mechanism, gaussian, laplace
@@ -209,10 +209,11 @@ def test_zcdp_filter_refuses_approximate_events_without_rho_and_accepts_gaussian
 
 def test_advanced_filter_gains_over_basic_on_many_small_releases():
     basic, adv = Budget(1.0), Budget(1.0, 1e-6, "advanced")
+    step = even_share(1.0, 100)  # the float 0.01 is above 1/100: a hundred of it overspend
     for b in (basic, adv):
-        while b.can_charge(PrivacyEvent.pure("m", 0.01)):
-            b.charge(PrivacyEvent.pure("m", 0.01))
-    assert len(basic) == 100 and len(adv) > 140  # 0.01 per release: adaptive, and still ahead
+        while b.can_charge(PrivacyEvent.pure("m", step)):
+            b.charge(PrivacyEvent.pure("m", step))
+    assert len(basic) == 100 and len(adv) > 140  # 1/100 per release: adaptive, and still ahead
 
 
 def test_dp_accounting_pld_is_below_the_filter_on_laplace_releases():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -429,7 +430,9 @@ def test_large_epsilons_do_not_overflow():
         eps, _ = led.total(delta=1e-6, composition=m)
         assert 0 < eps <= 9e4
     assert math.isinf(advanced_composition(800.0, 2, 1e-6)[0])
-    assert split_budget(1e5, 1e-6, 3).epsilon_step >= 1e5 / 3
+    step = split_budget(1e5, 1e-6, 3).epsilon_step
+    # the largest float whose three shares fit 1e5 exactly (1e5 / 3 rounds up, one ulp above)
+    assert 3 * Fraction(step) <= 100000 < 3 * Fraction(math.nextafter(step, math.inf))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -237,7 +237,9 @@ def markdown(summary: list[dict]) -> str:
                              f"{b['mean']:.3f}")
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines += ["", f"Stated guarantee ({name}): the bound of `Result.guarantee` at OPT = "
-                      "the greedy's value, relative to it (positive: it says something here):",
+                      "the greedy's value, relative to it (positive: it says something here; "
+                      "\"vacuous\": the bound is at most 0 for every value the objective can "
+                      "take, OPT <= 1 for this average of similarities in [0, 1]):",
                   "", head.rstrip("\n")]
         for m in list(PRIVATE) + [v for v in VARIANTS if "value_bound" in v]:
             cells = ["" if (m, e) not in by else

@@ -10,6 +10,7 @@ noise without a declared sensitivity. :class:`Objective` holds that shared part 
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from .._validation import check_real
@@ -42,6 +43,9 @@ class Objective:
     #: The neighbouring relation behind ``sensitivity``, in words.
     neighbouring: str = "replace one record"
 
+    #: The declared public bound behind :meth:`upper_bound` (``inf``: none declared).
+    _value_upper: float = math.inf
+
     n: int
 
     def _declare(self, sensitivity: float | None, data_model: str) -> None:
@@ -58,6 +62,22 @@ class Objective:
                 f"'monotone-records'; got {data_model!r}."
             )
         self.data_model: DataModel = data_model  # type: ignore[assignment]
+
+    def upper_bound(self) -> float:
+        """A public upper bound on the objective's value over every input, or ``inf``.
+
+        Declared from public parameters only, never computed from the data, so that it can be
+        published beside a release: ``s_max`` for facility location built from records (an
+        average of similarities in ``[0, s_max]``), 1 for coverage built from records (the
+        fraction of records covered), the matching bound of each combinator over its parts.
+        The offline results use it as the default bound on ``OPT`` when they decide whether a
+        stated guarantee is vacuous.
+
+        Returns
+        -------
+        float
+        """
+        return float(self._value_upper)
 
     def reset_evaluations(self) -> None:
         """Set the evaluation counter back to 0."""

@@ -100,6 +100,7 @@ class Sum(SetFunction):
                          data_model=model)
         self.functions = fs
         self.weights = w
+        self._value_upper = float(sum(c * g.upper_bound() for c, g in zip(w, fs) if c))
         self.monotone = all(g.monotone for g in fs)
         self.submodular = all(g.submodular for g in fs)
         self.batched_values = all(g.batched_values for g in fs)
@@ -193,6 +194,7 @@ class Scaled(SetFunction):
                               "Pass a smaller c, or rescale f.")
         super().__init__(f.n, sensitivity=sens, data_model=f.data_model)
         self.f, self.c = f, c
+        self._value_upper = 0.0 if c == 0.0 else c * f.upper_bound()
         self.monotone, self.submodular = f.monotone, f.submodular
         self.neighbouring = f.neighbouring
         self.batched_values = f.batched_values
@@ -258,6 +260,7 @@ class Restricted(SetFunction):
             )
         super().__init__(idx.size, sensitivity=f.sensitivity, data_model=f.data_model)
         self.f, self.subset = f, idx
+        self._value_upper = f.upper_bound()
         self.monotone, self.submodular = f.monotone, f.submodular
         self.neighbouring = f.neighbouring
         self.batched_values = f.batched_values
@@ -318,6 +321,7 @@ class Truncated(SetFunction):
         cap = check_real(cap, "cap", low=0.0, low_open=True, caller="Truncated")
         super().__init__(f.n, sensitivity=f.sensitivity)
         self.f, self.cap = f, cap
+        self._value_upper = min(cap, f.upper_bound())
         self.monotone = f.monotone
         self.submodular = f.monotone and f.submodular
         self.neighbouring = f.neighbouring

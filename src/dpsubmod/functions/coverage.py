@@ -166,6 +166,7 @@ class Coverage(SetFunction):
         f = Coverage(inc, np.full(N, 1.0 / N), sensitivity=1.0 / N,
                      data_model="monotone-records")
         f._membership = M
+        f._value_upper = 1.0  # the fraction of records covered
         return f
 
     @classmethod
@@ -286,6 +287,7 @@ def _coverage_from_checked_records(recs: list[np.ndarray], n_sets: int) -> Cover
     inc = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n_sets, N))
     f = Coverage(inc, np.full(N, 1.0 / N), sensitivity=1.0 / N, data_model="monotone-records")
     f._records = recs
+    f._value_upper = 1.0  # the fraction of records covered
     return f
 
 

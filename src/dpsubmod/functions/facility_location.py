@@ -455,4 +455,5 @@ def _fl_from_matrix(sim: np.ndarray, P: np.ndarray, C: np.ndarray,
     f = FacilityLocation(sim, np.full(N, 1.0 / N), sensitivity=smax / N,
                          data_model="monotone-records")
     f._points, f._candidates, f._kernel, f._s_max = P, C, kernel, smax
+    f._value_upper = float(smax)  # an average of similarities in [0, s_max]
     return f

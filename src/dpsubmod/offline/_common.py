@@ -110,8 +110,17 @@ def make_result(f: SetFunction, selection: list[int], method: str, *, privacy: A
         evaluations=int(evaluations),
         params=params,
         diagnostics=Diagnostics(value=value, trace=tuple(float(t) for t in trace)),
-        guarantee=guarantee,
+        guarantee=bound_guarantee(guarantee, f),
     )
+
+
+def bound_guarantee(guarantee: Any, f: Any) -> Any:
+    """``guarantee`` with ``OPT`` bounded by the objective's public range
+    (:meth:`~dpsubmod.functions.SetFunction.upper_bound`), so that a bound at most 0 for every
+    value the objective can take is marked vacuous; ``None`` stays ``None``."""
+    if guarantee is None or not hasattr(guarantee, "bounded_by"):
+        return guarantee
+    return guarantee.bounded_by(f.upper_bound())
 
 
 def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float | None,

@@ -16,7 +16,8 @@ from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
 from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
-from ..privacy.events import PrivacyEvent
+from ..privacy.composition import even_share
+from ..privacy.events import PrivacyEvent, rho_pure
 from ..privacy.ledger import Ledger
 from ..privacy.zcdp import rho_for_target as _rho_for_target
 from ._common import check_noise_parameter
@@ -39,10 +40,11 @@ def _resolve_calibration(calibration: str, epsilon: float, delta: float, steps: 
     picked by ``"auto"``: at the same budget it is always noisier than the exact one."""
     if calibration != "auto":
         return calibration
-    analytic = mech.gaussian_sigma_analytic(epsilon / steps, delta / steps, 1.0)
+    analytic = mech.gaussian_sigma_analytic(even_share(epsilon, steps), even_share(delta, steps),
+                                            1.0)
     if not allow_zcdp:
         return "analytic"
-    rho = rho_for_target(epsilon, delta) / steps
+    rho = even_share(rho_for_target(epsilon, delta), steps)
     if not rho > 0.0:  # a budget too small for a zCDP cost in floating point: not a choice
         return "analytic"
     zcdp = mech.gaussian_sigma_zcdp(rho, 1.0)
@@ -95,14 +97,14 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
                    caller=caller)
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
     if noise == "laplace":
-        return mech.laplace_scale(epsilon / K, n * s)
+        return mech.laplace_scale(even_share(epsilon, K), n * s)
     l2 = math.sqrt(n) * s
     calib = _resolve_calibration(calib, epsilon, delta, K)
     if calib == "paper":
-        return _paper_sigma(epsilon / K, delta / K, l2, caller)
+        return _paper_sigma(even_share(epsilon, K), even_share(delta, K), l2, caller)
     if calib == "analytic":
-        return mech.gaussian_sigma_analytic(epsilon / K, delta / K, l2)
-    return mech.gaussian_sigma_zcdp(rho_for_target(epsilon, delta) / K, l2)
+        return mech.gaussian_sigma_analytic(even_share(epsilon, K), even_share(delta, K), l2)
+    return mech.gaussian_sigma_zcdp(even_share(rho_for_target(epsilon, delta), K), l2)
 
 
 def _paper_sigma(eps_step: float, delta_step: float, l2: float, caller: str) -> float:
@@ -196,7 +198,7 @@ class _Noise:
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
                  n: int, s: float, allowance: Ledger | None, backend: NoiseBackend,
                  caller: str, allow_zcdp: bool = True):
-        self.eps_step, self.delta_step = epsilon / steps, delta / steps
+        self.eps_step, self.delta_step = even_share(epsilon, steps), even_share(delta, steps)
         if noise == "gaussian":
             calibration = _resolve_calibration(calibration, epsilon, delta, steps,
                                                allow_zcdp=allow_zcdp)
@@ -221,7 +223,7 @@ class _Noise:
             if calibration == "paper":
                 _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
             elif calibration == "zcdp":
-                self.rho_step = rho_for_target(epsilon, delta) / steps
+                self.rho_step = even_share(rho_for_target(epsilon, delta), steps)
                 check_noise_parameter(self.rho_step, "a per-step zCDP budget of", caller)
         self.scale = dpcg_noise_scale(epsilon, delta, steps=steps, n=n, gradient_sensitivity=s,
                                       noise=noise, gaussian_calibration=calibration)
@@ -239,7 +241,7 @@ class _Noise:
         """The planned uses of ``count`` noisy gradients (known before any draw)."""
         if self.noise == "laplace":
             return [PrivacyEvent("laplace", self.eps_step, 0.0,
-                                 rho=self.eps_step * self.eps_step / 2.0, count=count)]
+                                 rho=rho_pure(self.eps_step), count=count)]
         if self.rho_step is not None:
             return [PrivacyEvent.zcdp_only("gaussian", self.rho_step, count=count)]
         return [PrivacyEvent("gaussian", self.eps_step, self.delta_step, count=count)]

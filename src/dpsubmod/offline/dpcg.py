@@ -61,7 +61,8 @@ from ..extensions.multilinear import has_closed_form, multilinear_gradient
 from ..functions.base import SetFunction
 from ..polytopes.oracles import KnapsackPolytope
 from ..privacy import mechanisms as mech
-from ..privacy.events import PrivacyEvent
+from ..privacy.composition import even_share, proportional_shares
+from ..privacy.events import PrivacyEvent, rho_pure
 from ..privacy.plan import backend_name
 from ._common import (
     check_noise_parameter,
@@ -327,7 +328,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
             f"The 'budget_split' of {caller} gives no budget to a part that is used "
             f"(linear term: {private_ell}, selection: {grid and n_targets > 1}); got {split}."
         )
-    eps_ell, eps_runs, eps_sel = (float(v) for v in epsilon * used / used.sum())
+    eps_ell, eps_runs, eps_sel = proportional_shares(epsilon, used)
     beta = check_real(failure_probability, "failure_probability", low=0.0, high=1.0,
                       low_open=True, high_open=True, caller=caller)
     radius = poly.l1_radius()
@@ -341,8 +342,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         )
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
     n_runs = n_targets if grid else 1
-    eps_run = eps_runs / n_runs
-    delta_run = delta / n_runs
+    eps_run = even_share(eps_runs, n_runs)
+    delta_run = even_share(delta, n_runs)
     # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
     run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller,
                        allow_zcdp=False)
@@ -353,7 +354,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     if n_runs > 1:
         check_noise_parameter(_div(eps_sel, 2.0 * delta_f),
                               "an exponential-mechanism weight for the choice of", caller)
-    planned = [PrivacyEvent("laplace", eps_ell, 0.0, rho=eps_ell * eps_ell / 2.0)] \
+    planned = [PrivacyEvent("laplace", eps_ell, 0.0, rho=rho_pure(eps_ell))] \
         if private_ell else []
     planned += run_noise.events(K * n_runs)
     if n_runs > 1:

@@ -51,7 +51,7 @@ from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
-from ._common import noise_source, require_finite
+from ._common import bound_guarantee, noise_source, require_finite
 from ._ksubmodular_calibration import (
     _charge,
     _is_uniform,
@@ -94,7 +94,7 @@ def _result(f: KSubmodularFunction, st: KSubmodularState, method: str, *, privac
         evaluations=int(evaluations),
         params=params,
         diagnostics=Diagnostics(value=value, trace=tuple(trace)),
-        guarantee=guarantee,
+        guarantee=bound_guarantee(guarantee, f),
     )
 
 

@@ -86,7 +86,9 @@ class Result:
     guarantee : UtilityGuarantee or None
         The method's theorem read at this run's public parameters:
         ``E[F(S)] >= ratio * OPT - additive`` in the objective's units, naming the theorem and
-        marked ``vacuous`` when it says nothing (:mod:`dpsubmod.offline.guarantees`).
+        marked ``vacuous`` when it says nothing: when the bound is at most 0 for every ``OPT`` up
+        to the objective's public range (``f.upper_bound()``) or ``k * value_bound``
+        (:mod:`dpsubmod.offline.guarantees`).
     """
 
     selection: tuple[Any, ...]

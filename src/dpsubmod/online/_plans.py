@@ -121,7 +121,7 @@ def check_spend(caller: str, spent: float, requested: float, *, parameter: str,
         numbers as attributes: ``parameter``, ``epsilon_spent`` (what the run would spend) and
         ``epsilon_requested``.
     """
-    if spent > requested * (1.0 + 1e-9):
+    if spent > requested:  # exact: a statement above the request by any amount is refused
         err = ValidationError(
             f"{caller}: with these parameters the run would spend epsilon={fmt(spent)}, more "
             f"than the requested epsilon={fmt(requested)}; the learner is refused and nothing "

@@ -43,7 +43,13 @@ import numpy as np
 
 from .._rng import check_rng
 from .._validation import check_int, check_real
-from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
+from ..errors import (
+    FrozenParameterError,
+    GroundSetMismatchError,
+    ParameterTypeError,
+    StreamLengthError,
+    ValidationError,
+)
 from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
@@ -68,6 +74,12 @@ class OnlineBase(ABC):
     ``_reset()``; they never touch a parameter after construction. A private subclass takes
     ``budget=None`` and implements :meth:`_privacy_plan`; the base class charges the plan at
     construction (after the most derived ``__init__`` has run) and on a reset after play.
+
+    Parameters are frozen once the most derived ``__init__`` has run: assigning to (or
+    deleting) a constructor parameter afterwards raises
+    :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy statement, the charge and
+    the plan's draws always describe the same parameters. ``clone(name=value)`` builds a new
+    learner instead.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -80,6 +92,8 @@ class OnlineBase(ABC):
         def charged_init(self: OnlineBase, *args: Any, **kw: Any) -> None:
             init(self, *args, **kw)
             if type(self).__init__ is charged_init:  # only once, after the most derived init
+                # the statement and the charge below describe these parameters: frozen now
+                object.__setattr__(self, "_frozen", True)
                 # rng is resolved lazily in _reset(); a bad one must still be refused here,
                 # before the charge and before any play.
                 check_rng(getattr(self, "rng", None), type(self).__name__)
@@ -87,6 +101,37 @@ class OnlineBase(ABC):
 
         charged_init._charges_budget = True  # type: ignore[attr-defined]
         cls.__init__ = charged_init  # type: ignore[method-assign]
+
+    # -- frozen parameters ----------------------------------------------------------------------
+    @classmethod
+    def _parameter_names(cls) -> frozenset[str]:
+        """The names of the constructor's parameters (read once per class)."""
+        names = cls.__dict__.get("_parameter_names_cache")
+        if names is None:
+            sig = inspect.signature(cls.__init__)
+            names = frozenset(n for n, p in sig.parameters.items()
+                              if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+            type.__setattr__(cls, "_parameter_names_cache", names)
+        return names
+
+    def _refuse_parameter_change(self, name: str) -> None:
+        if (name[:1] != "_" and self.__dict__.get("_frozen", False)
+                and name in type(self)._parameter_names()):
+            cls = type(self).__name__
+            raise FrozenParameterError(
+                f"The '{name}' parameter of {cls} cannot be changed after construction: the "
+                "learner resolved its parameters once, and its privacy statement, its charge "
+                f"and its draws follow them. Build a new learner, e.g. "
+                f"learner.clone({name}=...) or {cls}(..., {name}=...)."
+            )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._refuse_parameter_change(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._refuse_parameter_change(name)
+        object.__delattr__(self, name)
 
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan | None:

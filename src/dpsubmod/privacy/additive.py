@@ -32,7 +32,7 @@ from .calibration import (
     gaussian_sigma,
     gaussian_sigma_zcdp,
 )
-from .events import PrivacyEvent
+from .events import PrivacyEvent, rho_pure
 
 __all__ = ["laplace", "gaussian", "l2_laplace"]
 
@@ -109,7 +109,7 @@ def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
                              "noise scale", caller)
     draw = be.prepare_laplace(x, scale, sensitivity=sens, epsilon=eps)
     law = _law("laplace", scale, sens) if _exact_law(be) and d == 1 else None
-    _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0,
+    _charge(budget, caller, lambda: PrivacyEvent("laplace", eps, 0.0, rho=rho_pure(eps),
                                  note=_note(be, sens, d, draw.engine, scale=scale), law=law))
     out = draw()
     return float(out.reshape(())) if scalar else out
@@ -285,7 +285,7 @@ def l2_laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,
     d = x.size
     scale = _noise_parameter(_div_up(be.effective_sensitivity(sens, kind="l2", dim=d), eps),
                              "noise scale", caller)
-    _charge(budget, caller, lambda: PrivacyEvent("l2_laplace", eps, 0.0, rho=eps * eps / 2.0,
+    _charge(budget, caller, lambda: PrivacyEvent("l2_laplace", eps, 0.0, rho=rho_pure(eps),
                                  note=_note(be, sens, d, scale=scale)))
     out = be.add_l2_laplace(x, scale, sensitivity=sens)
     return float(out.reshape(())) if scalar else out

@@ -16,7 +16,7 @@ from typing import Any
 from .._validation import check_delta, check_real
 from ..errors import BudgetExceededError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite
-from .filters import FILTERS, FilterLevel, default_slack, filter_level
+from .filters import FILTERS, ExactSums, FilterLevel, default_slack, filter_level
 from .ledger import Ledger, as_events, fmt
 from .zcdp import rho_for_target
 
@@ -125,7 +125,20 @@ class Budget(Ledger):
 
     # -- the check ----------------------------------------------------------------------------
     def _level(self, events: Iterable[PrivacyEvent]) -> FilterLevel:
-        return filter_level(list(events), self.epsilon, self.delta, self.composition, self.slack)
+        ev = list(events)
+        return filter_level(ev, self.epsilon, self.delta, self.composition, self.slack,
+                            sums=self._sums(ev))
+
+    def _sums(self, events: list[PrivacyEvent]) -> ExactSums:
+        """The exact sums of ``events``, extended from those of the charged events when they
+        are a prefix (charges are append-only, so a request adds a few rational terms)."""
+        cache = self.__dict__.get("_sums_cache")
+        if cache is not None:
+            known, sums = cache
+            k = len(known)
+            if len(events) >= k and all(a is b for a, b in zip(known, events)):
+                return sums if len(events) == k else sums.extend(events[k:])
+        return ExactSums().extend(events)
 
     def can_charge(self, events: PrivacyEvent | Iterable[PrivacyEvent]) -> bool:
         """Whether :meth:`charge` would accept ``events`` now."""
@@ -143,16 +156,23 @@ class Budget(Ledger):
         """
         ev = as_events(events, "Budget.charge")
         with self._lock:
-            level = self._level([*self._events, *ev])
+            after = [*self._events, *ev]
+            sums = self._sums(after)
+            level = filter_level(after, self.epsilon, self.delta, self.composition, self.slack,
+                                 sums=sums)
             if level.fits:
                 self._events.extend(ev)
+                self._sums_cache = (tuple(self._events), sums)
                 return
             now = self._level(self._events)
+        left = fmt(now.remaining_epsilon)
+        if float(left) > now.remaining_epsilon:  # the short form would overstate what is left
+            left = repr(now.remaining_epsilon)
         raise BudgetExceededError(
             f"{self!r} refuses {_request_text(ev)}: {level.why}, above the budget. Already "
             f"spent: epsilon {fmt(now.epsilon)}, delta {fmt(now.delta)} over {len(self)} "
             f"release(s); left: one more release of at most epsilon "
-            f"{fmt(now.remaining_epsilon)}. Nothing was released and the budget is unchanged. "
+            f"{left}. Nothing was released and the budget is unchanged. "
             f"{self._refusal_fix}"
         )
 

@@ -45,18 +45,21 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 
 from scipy import optimize
 
 from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
+from .exact import float_down, float_up
+from .filters import exact_sum
 from .kov import KOV_MAX_USES, drift, kov_epsilon_rr, kov_rr_target
 from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
 
 __all__ = ["COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",
-           "check_composition"]
+           "even_share", "proportional_shares", "check_composition"]
 
 #: Composition rules inside one call (``composition=``), with the reference printed in privacy
 #: statements.
@@ -112,11 +115,11 @@ class _Summary:
         c = [e.count for e in ev]
         eps = [e.epsilon for e in ev]
         zc = [e.zcdp for e in ev]
-        rho = None if any(z is None for z in zc) else math.fsum(n * z for n, z in zip(c, zc))
+        rho = None if any(z is None for z in zc) else _sum_up(c, zc)  # type: ignore[arg-type]
         return cls(
             uses=sum(c),
-            eps_sum=math.fsum(n * x for n, x in zip(c, eps)),
-            delta_sum=min(math.fsum(n * e.delta for n, e in zip(c, ev)), 1.0),
+            eps_sum=_sum_up(c, eps),
+            delta_sum=min(_sum_up(c, [e.delta for e in ev]), 1.0),
             eps_root=_root_sum_squares(c, eps),
             drift=math.fsum(n * drift(x) for n, x in zip(c, eps)),
             eps_max=max(eps),
@@ -124,6 +127,13 @@ class _Summary:
             rho=rho,
             events=tuple(ev),
         )
+
+
+def _sum_up(counts: list[int], values: list[float]) -> float:
+    """``sum n_i x_i`` rounded up from its exact value (``inf`` when a value is)."""
+    if not all(math.isfinite(x) for x in values):
+        return math.inf
+    return float_up(exact_sum(counts, values))
 
 
 def _root_sum_squares(counts: list[int], eps: list[float]) -> float:
@@ -136,7 +146,7 @@ def _root_sum_squares(counts: list[int], eps: list[float]) -> float:
 
 
 def _basic(s: _Summary, target: float) -> tuple[float, float]:
-    if s.delta_sum > target * (1.0 + 1e-12):
+    if s.delta_sum > target:  # exact: the deltas are summed exactly and rounded up
         raise _NotApplicable(
             f"basic composition: the events' own deltas sum to {s.delta_sum:.6g}, more than "
             f"delta={target:.6g}"
@@ -401,10 +411,46 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
 
 def _basic_step(total: float, steps: int) -> float:
     """``total / steps`` rounded down so that ``steps`` steps never compose above ``total``."""
-    e0 = total / steps
-    while steps * e0 > total:
-        e0 = math.nextafter(e0, 0.0)
-    return e0
+    return even_share(total, steps)
+
+
+def even_share(total: float, parts: int) -> float:
+    """The largest float ``x`` with ``parts * x <= total`` exactly (in rational arithmetic).
+
+    The one way dpsubmod divides a privacy parameter (an epsilon, a delta, a zCDP rho) into
+    equal shares: ``total / parts`` rounded to nearest may be a hair above the exact quotient,
+    and then the shares would add up to more than ``total`` (ten shares of ``0.1`` are
+    ``1.0000000000000000555``), which an exact budget refuses.
+
+    Examples
+    --------
+    >>> even_share(1.0, 10) < 0.1
+    True
+    >>> from fractions import Fraction
+    >>> 10 * Fraction(even_share(1.0, 10)) <= 1
+    True
+    """
+    x = total / parts
+    if not math.isfinite(x):  # an overflowing total: no share can be exact
+        return x
+    whole = Fraction(total)
+    while x > 0.0 and parts * Fraction(x) > whole:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def proportional_shares(total: float, weights: Iterable[float]) -> tuple[float, ...]:
+    """Shares of ``total`` in proportion to ``weights``, each rounded down from its exact value,
+    so that they add up to at most ``total`` exactly (a zero weight gets 0).
+
+    Examples
+    --------
+    >>> proportional_shares(1.0, [1, 1, 0])
+    (0.5, 0.5, 0.0)
+    """
+    w = [Fraction(float(x)) for x in weights]
+    whole = sum(w, Fraction(0))
+    return tuple(float_down(Fraction(total) * x / whole) for x in w)
 
 
 @functools.lru_cache(maxsize=512)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .._validation import check_delta, check_int, check_real
 from ..errors import ParameterTypeError, ValidationError
@@ -27,11 +28,14 @@ def check_epsilon_finite(value: object, name: str = "epsilon", *,
 
 
 def _square_cost(c: float, epsilon: float) -> float:
-    """``c epsilon^2``, rounded up where it falls among the subnormals (or to 0), which carry
-    too few digits to round to nearest without understating a positive cost."""
+    """``c epsilon^2`` rounded up (never below the exact value, also among the subnormals and
+    where it would round to 0), so that a budget summing the costs exactly never understates
+    them."""
     e = float(epsilon)
     r = c * e * e  # a product overflows to inf; ``**`` would raise
-    if e != 0.0 and r < sys.float_info.min:
+    if e == 0.0 or not math.isfinite(r):
+        return r
+    if r < sys.float_info.min or Fraction(r) < Fraction(c) * Fraction(e) ** 2:
         return math.nextafter(r, math.inf)
     return r
 

@@ -228,6 +228,15 @@ def float_up(x: Fraction) -> float:
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
+def float_down(x: Fraction) -> float:
+    """The largest float ``<= x`` (within one ulp); the largest finite float above the range."""
+    try:
+        f = float(x)
+    except OverflowError:  # |x| beyond the largest float
+        return sys.float_info.max if x > 0 else -math.inf
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
 def pow2_text(g: float | Fraction) -> str:
     """``2^e`` written out for a power of two."""
     g = Fraction(g)

@@ -41,6 +41,7 @@ import numpy as np
 from ..errors import ParameterTypeError, ValidationError
 from . import opendp_engine
 from ._noise_backend import NoiseBackend, Release, check_kind
+from .events import rho_exponential
 from .exact import (
     UNIT_LIMIT,
     bernoulli_exp,
@@ -377,7 +378,7 @@ class SecureBackend(NoiseBackend):
             eng = self._opendp
             # zCDP measure of make_noisy_max: the exponential mechanism, map (range/scale)^2/8,
             # checked against the eps^2/8 the mechanism charges.
-            rho = (epsilon * epsilon / 8.0 if epsilon is not None
+            rho = (rho_exponential(epsilon) if epsilon is not None
                    else float_up((c * base * gamma) ** 2 / 8))
             meas = eng.checked("exponential", float_up(1 / gamma), int(base), rho,
                                monotonic=c == 1, what="exponential mechanism")

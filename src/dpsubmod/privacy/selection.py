@@ -24,7 +24,7 @@ from ._inputs import (
     _selection_sensitivity,
 )
 from .backends import NoiseBackend, resolve_backend
-from .events import PrivacyEvent
+from .events import PrivacyEvent, rho_exponential, rho_pure
 
 __all__ = [
     "exponential_mechanism",
@@ -149,7 +149,7 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     draw = be.prepare_exponential(q, weight, sensitivity=base, kind=kind,
                                   monotonic=bool(monotonic), epsilon=eps)
     _charge(budget, caller, lambda: PrivacyEvent(
-        "exponential_mechanism", eps, 0.0, rho=eps * eps / 8.0,
+        "exponential_mechanism", eps, 0.0, rho=rho_exponential(eps),
         note=_note(be, base, 1, draw.engine, weight=weight, kind=kind,
                    monotonic=bool(monotonic))))
     return draw()
@@ -254,7 +254,7 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                              "noise scale", caller)
     draw = be.prepare_report_noisy_max(q, scale, sensitivity=base, monotonic=bool(monotonic),
                                        epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=eps * eps / 2.0,
+    _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=rho_pure(eps),
                                  note=_note(be, base, 1, draw.engine, scale=scale,
                                             monotonic=bool(monotonic))))
     return draw()
@@ -321,7 +321,7 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                               "weight", caller)
     draw = be.prepare_permute_and_flip(q, weight, sensitivity=base, monotonic=bool(monotonic),
                                        epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=eps * eps / 2.0,
+    _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=rho_pure(eps),
                                  note=_note(be, base, 1, draw.engine, weight=weight,
                                             monotonic=bool(monotonic))))
     return draw()

@@ -76,12 +76,25 @@ def zcdp_to_dp(rho: float, delta: float, *, conversion: str = "cks") -> float:
     return max(0.0, min(best, classic))
 
 
+#: Relative allowance for the rounding of the conversion in floating point (a few logarithms and
+#: products, each within a unit or two in the last place): :func:`rho_for_target` keeps its
+#: answer's conversion below the target by this much, so that the exact conversion is too.
+_CONVERSION_ROUNDING = 2.0 ** -40
+
+
+def _converts_within(rho: float, delta: float, epsilon: float) -> bool:
+    """Whether ``rho``-zCDP provably implies ``(epsilon, delta)``-DP (conversion rounded up)."""
+    return zcdp_to_dp(rho, delta) * (1.0 + _CONVERSION_ROUNDING) <= epsilon
+
+
 def rho_for_target(epsilon: float, delta: float) -> float:
     """Largest ``rho`` such that ``rho``-zCDP implies ``(epsilon, delta)``-DP.
 
     The inverse of :func:`zcdp_to_dp` (CKS conversion), by bisection; the returned ``rho``
-    satisfies ``zcdp_to_dp(rho, delta) <= epsilon``. Use it to calibrate a zCDP mechanism (a
-    Gaussian with ``sigma = Delta / sqrt(2 rho)``) to an ``(epsilon, delta)`` target.
+    satisfies ``zcdp_to_dp(rho, delta) <= epsilon`` with the conversion rounded outward (by
+    a relative ``2**-40``), so it holds for the exact conversion too. Use it to calibrate a
+    zCDP mechanism (a Gaussian with ``sigma = Delta / sqrt(2 rho)``) to an ``(epsilon, delta)``
+    target.
     """
     eps = check_epsilon_finite(epsilon, caller="rho_for_target")
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
@@ -94,7 +107,7 @@ def rho_for_target(epsilon: float, delta: float) -> float:
     root = eps / (math.sqrt(log_inv + eps) + math.sqrt(log_inv))
     lo = root * root if root < 1e150 else 0.0  # a huge target: the plain search below
     for _ in range(64):
-        if lo == 0.0 or zcdp_to_dp(lo, d) <= eps:
+        if lo == 0.0 or _converts_within(lo, d, eps):
             break
         lo *= 1.0 - 1e-12
     else:
@@ -102,11 +115,11 @@ def rho_for_target(epsilon: float, delta: float) -> float:
     # lo = 0 (underflow): the plain search from [0, max(eps, 1)], which still finds the rho
     # that a large delta allows on its own (total variation) whatever epsilon is
     hi = 2.0 * lo if lo > 0.0 else max(eps, 1.0)
-    while zcdp_to_dp(hi, d) <= eps:
+    while _converts_within(hi, d, eps):
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if zcdp_to_dp(mid, d) <= eps:
+        if _converts_within(mid, d, eps):
             lo = mid
         else:
             hi = mid

@@ -285,7 +285,7 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
     result = maximize(task.f, constraint.constraint, method, epsilon=epsilon, delta=delta,
                       budget=budget, rng=rng, backend=backend, **opts)
     rep = result.privacy
-    if rep is None or rep.epsilon > epsilon * (1 + 1e-9) or rep.delta > delta * (1 + 1e-9):
+    if rep is None or rep.epsilon > epsilon or rep.delta > delta:
         raise BudgetExceededError(
             f"{method} reported a spend of {rep} above the requested (epsilon={epsilon:g}, "
             f"delta={delta:g}); nothing was released.")

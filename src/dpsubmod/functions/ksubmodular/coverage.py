@@ -241,7 +241,10 @@ class KCoverage(KSubmodularFunction):
             w = np.ones(n_rec)
         scale = 1.0 / n_rec if average else 1.0
         bound = (1.0 if mode == "union" else float(k)) * scale
-        return cls(inc, w * scale, mode=mode, record_bound=bound)
+        f = cls(inc, w * scale, mode=mode, record_bound=bound)
+        if average:  # a mean over records of terms in [0, 1] (union) or [0, k] (sum)
+            f._value_upper = 1.0 if mode == "union" else float(k)
+        return f
 
     # -- evaluation ---------------------------------------------------------------------------
     def _value(self, x: np.ndarray) -> float:

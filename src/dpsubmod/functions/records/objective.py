@@ -208,6 +208,9 @@ class RecordObjective(SetFunction):
         self._last: tuple[bytes, float] | None = None
         self._rebuild: tuple | None = None
         self.submodular = not isinstance(kernel, ConcaveKernel)
+        if neighbouring.startswith("replace one row by any"):
+            # the average over a public N of terms in [0, s_max]
+            self._value_upper = float(kernel.s_max)
 
     def neighbour(self, rng: Any = None, *, index: int | None = None,
                   record: Any = None) -> RecordObjective:

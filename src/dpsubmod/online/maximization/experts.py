@@ -282,7 +282,7 @@ class HedgeExperts(Learner):
         if plan is None:
             return
         spent, requested = plan.report().epsilon, float(self.epsilon)
-        if spent <= requested * (1.0 + 1e-9):
+        if spent <= requested:
             return
         name = type(self).__name__
         if self.eta is not None:

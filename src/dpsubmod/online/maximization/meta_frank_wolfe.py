@@ -63,6 +63,7 @@ from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
+from ...privacy.composition import even_share
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
@@ -337,7 +338,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
 
         def build() -> PrivacyPlan:
             K, n = self._K(), int(self.n)
-            copy = PFTAL(n, int(self.T), H=1.0, epsilon=float(self.epsilon) / K,
+            copy = PFTAL(n, int(self.T), H=1.0, epsilon=even_share(float(self.epsilon), K),
                          sensitivity=noise_sensitivity(n, float(self.bound), self.noise),
                          noise=self.noise, backend=self.backend).plan
             return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=NEIGHBOURING,
@@ -369,7 +370,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         return {"n": n, "T": T, "K": K, "H": H, "bound": m, "region": self._region.kind,
                 "sensitivity": noise_sensitivity(n, m, self.noise), "noise": self.noise,
                 "noise_off": self.noise_off,
-                "copy_epsilon": math.inf if self.noise_off else float(self.epsilon) / K}
+                "copy_epsilon": math.inf if self.noise_off else even_share(float(self.epsilon), K)}
 
     def _build_oracles(self) -> None:
         p = self._params

@@ -49,7 +49,7 @@ from ..._validation import check_finite, check_int, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ...polytopes.projections import Region, as_region, kl_projection
 from ...privacy._inputs import MAX_NOISE_SCALE
-from ...privacy.composition import check_composition, compose, split_budget
+from ...privacy.composition import check_composition, compose, even_share, split_budget
 from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
@@ -121,10 +121,11 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
     else:
         rho = rho_for_target(float(epsilon), float(delta))
         p["rho"] = rho
-        p["tree_rho"] = rho / K
-        p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * rho / K)) \
-            if rho / K > 0.0 else math.inf
-        events = [PrivacyEvent.zcdp_only("tree_aggregation", rho / K, count=K, note=note)]
+        share = even_share(rho, K)
+        p["tree_rho"] = share
+        p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * share)) \
+            if share > 0.0 else math.inf
+        events = [PrivacyEvent.zcdp_only("tree_aggregation", share, count=K, note=note)]
         rule, plan_delta = "zcdp", float(delta)
     scale = p["scale"]
     # The counter refuses such a scale too, but by its own name; the user passed epsilon here.
@@ -139,7 +140,7 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
                           backend=backend)
     else:
         copy = tree_event(int(T), n, noise="gaussian", sensitivity=math.sqrt(n) * width,
-                          rho=rho / K, backend=backend)
+                          rho=even_share(rho, K), backend=backend)
     # the note names the backend (and engine) of the counter that draws
     events = [dataclasses.replace(e, note=f"{e.note}; backend={copy.note.rsplit('backend=', 1)[1]}")
               for e in events]

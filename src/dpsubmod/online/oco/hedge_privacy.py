@@ -322,7 +322,7 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
     # exponential_mechanism_epsilon rounds up; step down until the map agrees. Among the
     # subnormals the composed epsilon (rounded up) may stay above a subnormal budget down to 0.
     while eta > 0.0 and hedge_epsilon(eta, D, delta, experts=k, composition=composition,
-                                      backend=backend, monotone=monotone) > eps * (1.0 + 1e-12):
+                                      backend=backend, monotone=monotone) > eps:
         eta = math.nextafter(eta, 0.0)
     if not eta > 0.0:
         raise ValidationError(
