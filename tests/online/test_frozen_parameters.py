@@ -34,6 +34,8 @@ from dpsubmod.online import (
     PFTALMetaFrankWolfe,
     PresampledBanditDP,
     PrivateBandit,
+    PrivateEpochGreedy,
+    PrivateExploreThenCommit,
     PrivateFTRL,
     SubmodPFTAL,
 )
@@ -63,6 +65,9 @@ FACTORIES = {
                                                      gamma=0.3, rng=0),
     "PrivateBandit": lambda: PrivateBandit(Box(-1.0, 1.0, dim=2), T, epsilon=0.6, mode="extend",
                                            rng=0),
+    "PrivateEpochGreedy": lambda: PrivateEpochGreedy(N, T, 2, epsilon=1.0, rng=0),
+    "PrivateExploreThenCommit": lambda: PrivateExploreThenCommit(N, T, 2, epsilon=1.0, m=1,
+                                                                 rng=0),
     "PrivateFTRL": lambda: PrivateFTRL(2, T, n=N, copies=2, epsilon=0.9, delta=1e-6,
                                        loss_range=(-1.0, 0.0), rng=0),
     "SubmodPFTAL": lambda: SubmodPFTAL(N, T, M=1.0, epsilon=0.7, rng=0),
