@@ -73,6 +73,7 @@ from .convex import (
     quadratic_losses,
     run_convex,
 )
+from .batched import BatchedPrivateBandit, batch_length
 from .harness import Trace, run
 from .maximization import (
     FIDP,
@@ -179,6 +180,8 @@ __all__ = [
     "PFTALMetaFrankWolfe",
     "PrivateEpochGreedy",
     "PrivateExploreThenCommit",
+    "BatchedPrivateBandit",
+    "batch_length",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",
