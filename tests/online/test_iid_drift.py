@@ -25,7 +25,7 @@ from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.calibration import exponential_mechanism_weight
 from oracles import chi_square_pvalue
-from test_iid_privacy import ETC_D, ETC_FILL, _etc_law, _HalfNoiseEpochGreedy, _HalfNoiseETC
+from online.test_iid_privacy import ETC_D, ETC_FILL, _etc_law, _HalfNoiseEpochGreedy, _HalfNoiseETC
 
 EPS = 1.0
 
