@@ -48,6 +48,7 @@ from ..polytopes.projections import (
     project_box,
 )
 from ..polytopes.rounding import round_point
+from .batched import BatchedPrivateBandit, batch_length
 from .comparators import (
     Hindsight,
     RunningSum,
@@ -73,7 +74,6 @@ from .convex import (
     quadratic_losses,
     run_convex,
 )
-from .batched import BatchedPrivateBandit, batch_length
 from .harness import Trace, run
 from .maximization import (
     FIDP,
