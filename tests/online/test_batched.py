@@ -275,3 +275,9 @@ def test_default_batch_comes_from_public_parameters():
     assert 1 <= a.resolved_params["batch"] <= 20000
     assert b.resolved_params["batch"] >= a.resolved_params["batch"]
 
+
+
+def test_secure_backend_draws_the_planned_noise():
+    learner = _make(200, rng=0, backend="secure")
+    _run(learner, _stream(200))
+    assert "secure" in str(learner.privacy) and learner._allowance.unused == 0
