@@ -7,9 +7,14 @@ so and stops when the file is absent). For each seed one stream is drawn and eve
 it (paired).
 
 Learners: the batched Streeter-Golovin bandit (:class:`BanditOnlineGreedy` with exploration
-``gamma = 0.03``, batches of 20 rounds), with the shrink its regret bound needs
+``gamma = 0.03``), with batches of 20 rounds, with the shrink its regret bound needs
 (``shrink=True``, the default) and without (``shrink=False``: clipped noisy means, no stated
-bound); ``--seeds-learners`` adds the seed papers' private bandit learners on the same streams.
+bound); and with batches of 10 rounds and the inner learning rate ``eta = 6``, about five times
+its default at ``N = 2000`` (1.2), where the shrink multiplies the feedback by 0.25: the shrunk
+feedback then moves the Hedge weights about as much as the unshrunk mean would. The stated
+bound is computed at that rate and keeps holding. The three were chosen on seeds 100-103, not
+on the benchmark's seeds 0-4. ``--seeds-learners`` adds the seed papers' private bandit
+learners on the same streams.
 
 Target (issue 26): above every seed bandit learner at T = 20,000 (BanditDP, NaiveBanditDP and
 PresampledBanditDP earn 0.245-0.259 there; the floor is the top of that range).
@@ -41,16 +46,17 @@ DATA = "uber-apr14-pickups-10k.csv"
 SEED_TOP = 0.259
 
 
-def _batched(shrink: bool):
+def _batched(shrink: bool, batch: int = 20, eta: float | None = None):
     def make(n: int, T: int, eps: float, s: int) -> BatchedPrivateBandit:
-        return BatchedPrivateBandit(BanditOnlineGreedy(n, T, K, gamma=0.03), epsilon=eps,
-                                    batch=20, shrink=shrink, rng=s)
+        return BatchedPrivateBandit(BanditOnlineGreedy(n, T, K, gamma=0.03, eta=eta),
+                                    epsilon=eps, batch=batch, shrink=shrink, rng=s)
     return make
 
 
 LEARNERS = {
-    "Batched(shrink=True)": _batched(True),
-    "Batched(shrink=False)": _batched(False),
+    "Batched(B=20)": _batched(True),
+    "Batched(B=20, shrink=False)": _batched(False),
+    "Batched(B=10, eta=6)": _batched(True, 10, 6.0),
 }
 SEEDS = {
     "BanditDP": lambda n, T, eps, s: BanditDP(n, T, K, epsilon=eps, delta=1e-6, rng=s),
@@ -101,11 +107,11 @@ def main(argv: list[str] | None = None) -> Report:
             tr = run(learner, FunctionStream(inst.functions), comparator=None, progress=False)
             secs[name].append(time.perf_counter() - t0)
             got[name].append(float(np.mean(tr.values)))
-    head = f"{'learner':<26}{'T':>7}{'reward/round':>14}{'sd':>8}{'min':>8}{'s/run':>8}"
+    head = f"{'learner':<30}{'T':>7}{'reward/round':>14}{'sd':>8}{'min':>8}{'s/run':>8}"
     lines = [head, "-" * len(head)]
     for name in makers:
         v = np.array(got[name])
-        lines.append(f"{name:<26}{T:>7}{v.mean():14.4f}"
+        lines.append(f"{name:<30}{T:>7}{v.mean():14.4f}"
                      f"{(v.std(ddof=1) if v.size > 1 else 0.0):8.4f}{v.min():8.4f}"
                      f"{np.mean(secs[name]):8.1f}")
         if name in LEARNERS and not args.quick:
@@ -114,8 +120,7 @@ def main(argv: list[str] | None = None) -> Report:
                 f"(mean of {args.seeds} seeds) above the best seed bandit learner",
                 float(v.mean()), SEED_TOP, higher_is_better=True))
     lines.append(f"(epsilon = {args.epsilon:g}, k = {K}, {args.seeds} seeds, one stream per seed "
-                 "shared by the learners; inner BanditOnlineGreedy with gamma = 0.03, batches "
-                 "of 20 rounds)")
+                 "shared by the learners; inner BanditOnlineGreedy with gamma = 0.03)")
     rep.print_section("\nBatchedPrivateBandit on the Uber stream, reward per round\n"
                       + "\n".join(lines))
     return rep
