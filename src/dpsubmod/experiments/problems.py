@@ -226,6 +226,16 @@ def _iid(cls_name: str) -> Callable[..., Any]:
     return make
 
 
+def _batched(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
+             **opts: Any) -> Any:
+    """BatchedPrivateBandit around the non-private Streeter-Golovin bandit (``inner=`` takes
+    the inner learner's own options)."""
+    from .. import online
+
+    inner = online.BanditOnlineGreedy(n, T, k, **dict(opts.pop("inner", {})))
+    return online.BatchedPrivateBandit(inner, epsilon=eps, rng=rng, **opts)
+
+
 LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
     # minimization (Cardoso and Cummings 2018; Hazan and Kale 2012): bounds for a sequence
     # fixed in advance
@@ -253,6 +263,8 @@ LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
     LearnerSpec("PrivateEpochGreedy", "max", True, 0.5, _iid("PrivateEpochGreedy"), "iid"),
     LearnerSpec("PrivateExploreThenCommit", "max", True, 2 / 3, _iid("PrivateExploreThenCommit"),
                 "iid"),
+    # batching a non-private bandit learner (Asi, Raman and Talwar 2025): oblivious sequences
+    LearnerSpec("BatchedPrivateBandit", "max", True, 2 / 3, _batched, "oblivious"),
 )}
 
 

@@ -29,7 +29,8 @@ By problem:
   :class:`DPMetaFrankWolfe` (Sadeghi and Fazel 2021), :class:`MetaFrankWolfe` (Chen, Hassani
   and Karbasi 2018), :class:`PFTALMetaFrankWolfe`; and, for i.i.d. rounds,
   :class:`PrivateEpochGreedy` (full information) and :class:`PrivateExploreThenCommit` (bandit
-  feedback), private by parallel composition;
+  feedback), private by parallel composition; :class:`BatchedPrivateBandit` (Asi, Raman and
+  Talwar 2025) makes a non-private bandit learner private by noisy batch means;
 * :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
   :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
   :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
@@ -48,6 +49,7 @@ from ..polytopes.projections import (
     project_box,
 )
 from ..polytopes.rounding import round_point
+from .batched import BatchedPrivateBandit, batch_length
 from .comparators import (
     Hindsight,
     RunningSum,
@@ -179,6 +181,8 @@ __all__ = [
     "PFTALMetaFrankWolfe",
     "PrivateEpochGreedy",
     "PrivateExploreThenCommit",
+    "BatchedPrivateBandit",
+    "batch_length",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",

@@ -50,16 +50,18 @@ from ._iid import (
 __all__ = ["PrivateEpochGreedy", "epoch_lengths"]
 
 
-def epoch_lengths(T: int, first_epoch: int) -> list[int]:
-    """Lengths of the doubling epochs of a run of ``T`` rounds, the last one cut at ``T``.
+def epoch_lengths(T: int, first_epoch: int, max_epoch: int | None = None) -> list[int]:
+    """Lengths of the doubling epochs of a run of ``T`` rounds, each at most ``max_epoch``
+    (when given), the last one cut at ``T``.
 
-    >>> epoch_lengths(20, 2)
-    [2, 4, 8, 6]
+    >>> epoch_lengths(20, 2), epoch_lengths(20, 2, 4)
+    ([2, 4, 8, 6], [2, 4, 4, 4, 4, 2])
     """
     out: list[int] = []
     left, L = int(T), int(first_epoch)
+    cap = math.inf if max_epoch is None else int(max_epoch)
     while left > 0:
-        out.append(min(L, left))
+        out.append(int(min(L, cap, left)))
         left -= out[-1]
         L *= 2
     return out
@@ -173,6 +175,14 @@ class PrivateEpochGreedy(Learner):
         larger (256 at ``T = 2000, n = 12, k = 3, epsilon = 1``) because it prices each
         selection's privacy error at its worst case; on the Uber stream of the docs it earns
         0.48 per round at ``T = 2000`` against 0.50 with ``first_epoch=1``.
+    max_epoch : int, optional
+        Drift-robust option: a public cap on the epochs' length (they double up to it, then
+        stay at it; the last one is cut at ``T``). Each selection still reads only the
+        previous epoch's rounds, so with the cap the learner keeps adapting to a stream whose
+        distribution changes, at most ``2 * max_epoch`` rounds late. The privacy is unchanged
+        (each round enters exactly one selection); the stated bound is the same sum over the
+        capped epochs, whose privacy term now grows linearly in ``T / max_epoch``. ``None``
+        (default): the epochs double until ``T``.
     bound : float, default=1.0
         Public upper bound ``B`` on every :math:`f_t`; values are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
@@ -207,8 +217,8 @@ class PrivateEpochGreedy(Learner):
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, delta: float = 0.0,
                  method: str = "private_greedy", first_epoch: int = 1,
-                 bound: float = 1.0, backend: Any = None, rng: RNGLike = None,
-                 budget: Any = None):
+                 max_epoch: int | None = None, bound: float = 1.0, backend: Any = None,
+                 rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
@@ -216,6 +226,7 @@ class PrivateEpochGreedy(Learner):
         self.delta = delta
         self.method = method
         self.first_epoch = first_epoch
+        self.max_epoch = max_epoch
         self.bound = bound
         self.backend = backend
         self.rng = rng
@@ -237,6 +248,10 @@ class PrivateEpochGreedy(Learner):
         check_bound(self.bound, name)
         check_int(self.first_epoch, "first_epoch", low=1, caller=name,
                   fix="first_epoch is the length of epoch 0, a positive number of rounds.")
+        if self.max_epoch is not None:
+            check_int(self.max_epoch, "max_epoch", low=1, caller=name,
+                      fix="max_epoch is the public cap on an epoch's length, in rounds; None "
+                          "lets the epochs double until T.")
         if not isinstance(self.method, str):
             raise ValidationError(
                 f"The 'method' parameter of {name} must be a registered method name (str); "
@@ -264,10 +279,11 @@ class PrivateEpochGreedy(Learner):
                 f"{self.method!r} cannot draw from (it takes: {', '.join(spec.backends)}).")
 
     def _lengths(self) -> list[int]:
-        return epoch_lengths(int(self.T), self._first_epoch())
+        return epoch_lengths(int(self.T), self._first_epoch(), self.max_epoch)
 
     def _first_epoch(self) -> int:
-        return min(int(self.first_epoch), int(self.T))
+        first = min(int(self.first_epoch), int(self.T))
+        return first if self.max_epoch is None else min(first, int(self.max_epoch))
 
     def _step_weight(self, sensitivity: float) -> float:
         """The private greedy's exponential-mechanism weight at this sensitivity (as it
@@ -349,7 +365,7 @@ class PrivateEpochGreedy(Learner):
         self._params = {"n": int(self.n), "T": int(self.T), "k": self.k,
                         "epsilon": float(self.epsilon), "delta": float(self.delta),
                         "method": self.method, "bound": float(self.bound),
-                        "first_epoch": lengths[0],
+                        "first_epoch": lengths[0], "max_epoch": self.max_epoch,
                         "epochs": len(lengths), "epoch_lengths": lengths,
                         "selections": len(lengths) - 1}
 

@@ -147,6 +147,13 @@ class PrivateExploreThenCommit(Learner):
         epsilon)`` (exploration cost against one stage's estimation and privacy-noise errors),
         with :math:`N_i = n - i + 1` for the largest feasible size's stages; 18 at
         ``T = 2000`` and 68 at ``T = 20000`` for ``n = 12, k = 3, epsilon = 1``.
+    restart : int, optional
+        Drift-robust option: a public period ``P``; every ``P`` rounds the learner forgets its
+        set and explores again from the empty set (the default ``m`` is then tuned for ``P``
+        rounds; the last period is cut at ``T``). Each round still enters exactly one noisy
+        mean, so the privacy is unchanged; the stated bound is the sum of the periods' bounds
+        for i.i.d. rounds, and on a stream whose distribution changes the learner adapts
+        within a period. ``None`` (default): one period of ``T`` rounds.
     bound : float, default=1.0
         Public upper bound ``B`` on every :math:`f_t`; rewards are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
@@ -181,13 +188,14 @@ class PrivateExploreThenCommit(Learner):
     assumption = "iid"
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, m: int | None = None,
-                 bound: float = 1.0, backend: Any = None, rng: RNGLike = None,
-                 budget: Any = None):
+                 restart: int | None = None, bound: float = 1.0, backend: Any = None,
+                 rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
         self.epsilon = epsilon
         self.m = m
+        self.restart = restart
         self.bound = bound
         self.backend = backend
         self.rng = rng
@@ -209,6 +217,10 @@ class PrivateExploreThenCommit(Learner):
         if self.m is not None:
             check_int(self.m, "m", low=1, caller=name,
                       fix="m is the number of plays of each candidate in a stage.")
+        if self.restart is not None:
+            check_int(self.restart, "restart", low=1, caller=name,
+                      fix="restart is the public period, in rounds, after which the learner "
+                          "starts again from the empty set; None never restarts.")
         check_backend(self.backend, name)
 
     def _sizes(self) -> list[int]:
@@ -223,8 +235,18 @@ class PrivateExploreThenCommit(Learner):
         return self._m_default
 
     def _default_m(self) -> int:
-        return default_m(int(self.T), self._sizes(), float(self.epsilon),
+        return default_m(self._period(), self._sizes(), float(self.epsilon),
                          bound=float(self.bound))
+
+    def _period(self) -> int:
+        """Rounds per period: ``restart`` (at most ``T``), or ``T`` without restarts."""
+        T = int(self.T)
+        return T if self.restart is None else min(int(self.restart), T)
+
+    def _periods(self) -> list[int]:
+        """The periods' lengths, the last one cut at ``T``."""
+        T, P = int(self.T), self._period()
+        return [P] * (T // P) + ([T % P] if T % P else [])
 
     def _mean_sensitivity(self, m: int) -> float:
         """l1 sensitivity of a stage's vector of means: one round's reward, in ``[0, bound]``,
@@ -240,13 +262,15 @@ class PrivateExploreThenCommit(Learner):
             return regret_guarantee(math.inf, (1.0 - 1.0 / math.e) * B * T, units=units,
                                     theorem=f"{type(self).__name__} under a knapsack: no "
                                             "regret bound is derived", assumption="iid")
-        bound = etc_bound(T, self._sizes(), self._m(), float(self.epsilon), bound=B,
-                          ratio=ratio)
+        bound = sum(etc_bound(P, self._sizes(), self._m(), float(self.epsilon), bound=B,
+                              ratio=ratio) for P in self._periods())
         return regret_guarantee(bound, ratio * B * T, units=units, theorem=(
             "i.i.d. rounds: exploration rounds at most ratio * bound each, commit rounds at "
             "most the greedy's summed stage errors (Nemhauser-Wolsey-Fisher with additive "
             "errors; Nie et al. 2023): 2 bound sqrt(ln N_i / 2m) + 2 bound H_{N_i} / "
-            "(m epsilon) per stage"), assumption="iid")
+            "(m epsilon) per stage"
+            + ("; summed over the restart periods" if self.restart is not None else "")),
+            assumption="iid")
 
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan:
@@ -255,10 +279,11 @@ class PrivateExploreThenCommit(Learner):
     def _build_plan(self) -> PrivacyPlan:
         eps = float(self.epsilon)
         m = self._m()
-        stages = max_feasible_size(self._constraint)
+        stages = max_feasible_size(self._constraint) * len(self._periods())
         ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=stages,
                           note=f"one vector of noisy candidate means per greedy stage (up to "
-                               f"{stages}), l1 sensitivity bound / m = "
+                               f"{stages}, over {len(self._periods())} period(s)), l1 "
+                               f"sensitivity bound / m = "
                                f"{self._mean_sensitivity(m):.6g}; disjoint rounds")
         return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
@@ -277,15 +302,17 @@ class PrivateExploreThenCommit(Learner):
         self._committed = False
         self._stage = 0
         self._played = -1
+        self._period_end = self._period()
         m = self._m()
         self._params = {"n": n, "T": int(self.T), "k": self.k, "epsilon": float(self.epsilon),
                         "bound": float(self.bound), "m": m,
                         "stages": max_feasible_size(self._constraint),
-                        "exploration_rounds": m * sum(self._sizes())}
+                        "exploration_rounds": m * sum(self._sizes()),
+                        "restart": self.restart, "periods": len(self._periods())}
 
     def _start_stage(self) -> None:
         cands = np.flatnonzero(self._constraint.can_add(self._set))
-        left = int(self.T) - self._round
+        left = self._period_end - self._round
         if cands.size == 0 or cands.size * self._m() > left:
             self._committed = True
             return
@@ -294,6 +321,13 @@ class PrivateExploreThenCommit(Learner):
         self._pos = 0
 
     def _select(self) -> np.ndarray:
+        if self._round == self._period_end:
+            # A new period starts from scratch: nothing learnt before it is used again.
+            self._period_end = min(self._round + self._period(), int(self.T))
+            self._set[:] = False
+            self._committed = False
+            self._pos = 0
+            self._stage = 0
         if not self._committed and self._pos == 0:
             self._start_stage()
         mask = self._set.copy()
