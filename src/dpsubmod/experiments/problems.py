@@ -253,6 +253,9 @@ LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
     LearnerSpec("PrivateEpochGreedy", "max", True, 0.5, _iid("PrivateEpochGreedy"), "iid"),
     LearnerSpec("PrivateExploreThenCommit", "max", True, 2 / 3, _iid("PrivateExploreThenCommit"),
                 "iid"),
+    # adaptive adversaries: Hedge experts over tree-aggregated noisy gains
+    LearnerSpec("PrivateTreeExperts", "max", True, 0.5, _max("PrivateTreeExperts", True),
+                "adaptive"),
 )}
 
 

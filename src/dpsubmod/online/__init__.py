@@ -29,7 +29,8 @@ By problem:
   :class:`DPMetaFrankWolfe` (Sadeghi and Fazel 2021), :class:`MetaFrankWolfe` (Chen, Hassani
   and Karbasi 2018), :class:`PFTALMetaFrankWolfe`; and, for i.i.d. rounds,
   :class:`PrivateEpochGreedy` (full information) and :class:`PrivateExploreThenCommit` (bandit
-  feedback), private by parallel composition;
+  feedback), private by parallel composition; :class:`PrivateTreeExperts` (full
+  information, adaptive adversaries: Hedge experts over tree-aggregated noisy gains);
 * :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
   :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
   :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
@@ -86,6 +87,7 @@ from .maximization import (
     PresampledBanditDP,
     PrivateEpochGreedy,
     PrivateExploreThenCommit,
+    PrivateTreeExperts,
     bandit_failure_probability,
     batch_gradient,
     dpmfw_paper_scale,
@@ -179,6 +181,7 @@ __all__ = [
     "PFTALMetaFrankWolfe",
     "PrivateEpochGreedy",
     "PrivateExploreThenCommit",
+    "PrivateTreeExperts",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",
