@@ -68,6 +68,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
@@ -78,7 +79,15 @@ from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner
-from .experts import REWARD_UNITS, clip01
+from .experts import (
+    EXPECTED_VALUE_MAX_TUPLES,
+    REWARD_UNITS,
+    clip01,
+    masks_of,
+    tuple_probabilities,
+    tuples_of,
+    weighted_values,
+)
 
 __all__ = ["PrivateTreeExperts", "TREE_EXPERTS_NOISES"]
 
@@ -270,8 +279,15 @@ class PrivateTreeExperts(Learner):
                         "honaker": self.honaker, "levels": self._tree.levels,
                         "scale": self._tree.scale, "sensitivity": self._sensitivity()}
 
+    def _log_probabilities(self) -> np.ndarray:
+        """Each expert's Hedge log-probabilities over the noisy sums (before restriction)."""
+        w = self._eta() * self._noisy
+        return w - logsumexp(w, axis=1, keepdims=True)
+
     def _select(self) -> np.ndarray:
         n, k, eta = int(self.n), int(self.k), self._eta()
+        self._log_probs = self._log_probabilities() \
+            if n ** k <= EXPECTED_VALUE_MAX_TUPLES else None
         free = np.ones(n, dtype=bool)
         for i in range(k):
             w = eta * self._noisy[i]
@@ -297,3 +313,13 @@ class PrivateTreeExperts(Learner):
         G = clip01(np.nan_to_num(G, nan=0.0, posinf=1.0, neginf=0.0))
         self._tree.update(G.ravel())
         self._noisy = self._tree.prefix().reshape(k, n)
+
+    def expected_value(self, f: SetFunction) -> float | None:
+        """Exact :math:`E[f(S_t)]` over this round's draws given the counter's releases
+        (non-private diagnostic; uncounted); ``None`` when :math:`n^k` exceeds 1024."""
+        if getattr(self, "_log_probs", None) is None:
+            return None
+        n, k = int(self.n), int(self.k)
+        tup = tuples_of(n, k)
+        return weighted_values(f, masks_of(tup, n),
+                               tuple_probabilities(self._log_probs, tup, True))
