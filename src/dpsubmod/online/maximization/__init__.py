@@ -31,8 +31,8 @@ from .explore_then_commit import PrivateExploreThenCommit, etc_bound
 from .fidp import FIDP
 from .frank_wolfe import GRADIENT_METHODS, FrankWolfeLearner, batch_gradient
 from .meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
-from .tree_experts import PrivateTreeExperts
 from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy
+from .tree_experts import PrivateTreeExperts
 
 __all__ = [
     "FIDP",
