@@ -38,6 +38,7 @@ from dpsubmod.online import (
     PrivateEpochGreedy,
     PrivateExploreThenCommit,
     PrivateFTRL,
+    PrivateTreeExperts,
     SubmodPFTAL,
 )
 from dpsubmod.polytopes import Box
@@ -73,6 +74,7 @@ FACTORIES = {
                                                                  rng=0),
     "PrivateFTRL": lambda: PrivateFTRL(2, T, n=N, copies=2, epsilon=0.9, delta=1e-6,
                                        loss_range=(-1.0, 0.0), rng=0),
+    "PrivateTreeExperts": lambda: PrivateTreeExperts(N, T, 2, epsilon=1.0, delta=1e-6, rng=0),
     "SubmodPFTAL": lambda: SubmodPFTAL(N, T, M=1.0, epsilon=0.7, rng=0),
 }
 

@@ -25,6 +25,7 @@ from dpsubmod.online import (
     OnlineGreedy,
     PFTALMetaFrankWolfe,
     PresampledBanditDP,
+    PrivateTreeExperts,
     RegretGuarantee,
     SubmodPFTAL,
     run,
@@ -43,6 +44,7 @@ LEARNERS = {
     "HazanKale": lambda: HazanKale(5, 1000, M=1.0, rng=0),
     "BanditHazanKale": lambda: BanditHazanKale(5, 1000, M=1.0, rng=0),
     "FIDP": lambda: FIDP(6, 1000, 2, epsilon=1.0, delta=1e-6, rng=0),
+    "PrivateTreeExperts": lambda: PrivateTreeExperts(6, 1000, 2, epsilon=1.0, delta=1e-6, rng=0),
     "OnlineGreedy": lambda: OnlineGreedy(6, 1000, 2, rng=0),
     "BanditDP": lambda: BanditDP(6, 1000, 2, epsilon=1.0, delta=1e-6, rng=0),
     "NaiveBanditDP": lambda: NaiveBanditDP(6, 1000, 2, epsilon=1.0, delta=1e-6, rng=0),
@@ -70,8 +72,10 @@ def test_every_learner_states_a_guarantee(name):
         g.bound = 0.0  # type: ignore[misc]
     assert g.per_round(1000) == pytest.approx(g.bound / 1000)
     assert ("vacuous" in str(g)) == g.vacuous
-    # Every learner's bound names the stream it assumes (the seed papers': oblivious).
-    assert g.assumption == type(learner).assumption == "oblivious"
+    # Every learner's bound names the stream it assumes (the seed papers': oblivious; the
+    # tree-aggregated experts' bound holds against adaptive adversaries).
+    expected = "adaptive" if name == "PrivateTreeExperts" else "oblivious"
+    assert g.assumption == type(learner).assumption == expected
 
 
 def test_guarantee_names_the_theorem_and_matches_the_bound_formulas():

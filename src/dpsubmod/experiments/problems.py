@@ -265,6 +265,9 @@ LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
                 "iid"),
     # batching a non-private bandit learner (Asi, Raman and Talwar 2025): oblivious sequences
     LearnerSpec("BatchedPrivateBandit", "max", True, 2 / 3, _batched, "oblivious"),
+    # adaptive adversaries: Hedge experts over tree-aggregated noisy gains
+    LearnerSpec("PrivateTreeExperts", "max", True, 0.5, _max("PrivateTreeExperts", True),
+                "adaptive"),
 )}
 
 

@@ -31,6 +31,8 @@ By problem:
   :class:`PrivateEpochGreedy` (full information) and :class:`PrivateExploreThenCommit` (bandit
   feedback), private by parallel composition; :class:`BatchedPrivateBandit` (Asi, Raman and
   Talwar 2025) makes a non-private bandit learner private by noisy batch means;
+  :class:`PrivateTreeExperts` (full
+  information, adaptive adversaries: Hedge experts over tree-aggregated noisy gains);
 * :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
   :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
   :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
@@ -88,6 +90,7 @@ from .maximization import (
     PresampledBanditDP,
     PrivateEpochGreedy,
     PrivateExploreThenCommit,
+    PrivateTreeExperts,
     bandit_failure_probability,
     batch_gradient,
     dpmfw_paper_scale,
@@ -183,6 +186,7 @@ __all__ = [
     "PrivateExploreThenCommit",
     "BatchedPrivateBandit",
     "batch_length",
+    "PrivateTreeExperts",
     "batch_gradient",
     "dpmfw_paper_scale",
     "round_point",

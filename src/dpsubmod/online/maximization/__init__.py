@@ -17,7 +17,10 @@
 * :mod:`~dpsubmod.online.maximization.epoch_greedy` and
   :mod:`~dpsubmod.online.maximization.explore_then_commit`: :class:`PrivateEpochGreedy` (full
   information) and :class:`PrivateExploreThenCommit` (bandit feedback), private by parallel
-  composition over disjoint rounds, with regret bounds for i.i.d. rounds.
+  composition over disjoint rounds, with regret bounds for i.i.d. rounds;
+* :mod:`~dpsubmod.online.maximization.tree_experts`: :class:`PrivateTreeExperts` (full
+  information), Hedge experts over tree-aggregated noisy gains, with a regret bound against
+  adaptive adversaries.
 """
 
 from .bandit_experts import BanditDP, NaiveBanditDP, PresampledBanditDP
@@ -29,6 +32,7 @@ from .fidp import FIDP
 from .frank_wolfe import GRADIENT_METHODS, FrankWolfeLearner, batch_gradient
 from .meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
 from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy
+from .tree_experts import PrivateTreeExperts
 
 __all__ = [
     "FIDP",
@@ -49,6 +53,7 @@ __all__ = [
     "dpmfw_paper_scale",
     "GRADIENT_METHODS",
     "PrivateEpochGreedy",
+    "PrivateTreeExperts",
     "PrivateExploreThenCommit",
     "epoch_lengths",
     "etc_bound",
