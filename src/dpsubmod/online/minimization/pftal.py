@@ -78,15 +78,16 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
-from ..._validation import check_real, is_noise_off
-from ...errors import ValidationError
+from ..._validation import check_finite, check_real, is_noise_off
+from ...errors import GroundSetMismatchError, ValidationError
 from ...functions.base import SetFunction
+from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
 from .._plans import check_backend, check_spend, run_plan
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
-from .bounds import COST_UNITS, best_submod_pftal_H, submod_pftal_bound
+from .bounds import COST_UNITS, noise_scaled_H, submod_pftal_bound
 from .onepoint import chain_order, chain_subgradient, chain_values, chain_weights
 
 __all__ = ["SubmodPFTAL", "CALIBRATIONS"]
@@ -141,7 +142,7 @@ class _SubmodBase(Learner):
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
         _check_h(H, caller, allow_tuned=True)
-        self._check_own_args(caller)
+        self._check_own_args(caller, int(n))
         _check_calibration(calibration, noise, caller)
         check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
         check_x1(x1, n, caller)
@@ -162,9 +163,10 @@ class _SubmodBase(Learner):
         check_backend(backend, caller, noise)
         self._check_spend()
 
-    def _check_own_args(self, caller: str) -> None:
+    def _check_own_args(self, caller: str, n: int) -> None:
         """Check the arguments a subclass stored before calling the shared constructor (none
-        here); they are checked after ``H`` and before ``calibration``."""
+        here; ``n`` is the checked ground-set size); they are checked after ``H`` and before
+        ``calibration``."""
 
     @abstractmethod
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
@@ -181,7 +183,8 @@ class _SubmodBase(Learner):
         try:  # a calibration the counter refuses fails here, not at play, by our names
             self._privacy_plan()
         except ValidationError as err:
-            if "node-noise scale" not in str(err):
+            # the node scale (or the Gaussian sigma behind it) left floating-point range
+            if "outside floating-point range" not in str(err):
                 raise
             self._refuse(p, "sensitivity", "a tree counter whose node-noise scale (from "
                          "epsilon and the sensitivity) is outside floating-point range",
@@ -365,12 +368,37 @@ class SubmodPFTAL(_SubmodBase):
     _caller = "SubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
-                 calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
-                 x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
+                 centre: object = None, calibration: str = "sound",
+                 sensitivity: float | None = None, clip: bool = True, x1: object = None,
+                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
+                 budget: Any = None, backend: Any = None):
+        # stored first: _check_own_args checks it between H and calibration, so that the
+        # first bad argument in signature order is the one named
+        self.centre = centre
         super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
                          sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
                          rng=rng, budget=budget, backend=backend)
+
+    def _check_own_args(self, caller: str, n: int) -> None:
+        c = self.centre
+        if c is None:
+            return
+        a = check_finite(c, "centre", caller=caller)
+        if a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
+            raise GroundSetMismatchError(
+                f"The 'centre' parameter of {caller} must be a number or have shape ({n},); "
+                f"got shape {a.shape}."
+            )
+        if a.size and (a.min() < 0 or a.max() > 1):
+            raise ValidationError(
+                f"The 'centre' parameter of {caller} must lie in the cube [0, 1]^n (0.5: its "
+                f"centre, 0: the paper's origin); got values in [{a.min():g}, {a.max():g}]."
+            )
+
+    def _paper_mode(self) -> bool:
+        """Whether the run reproduces Algorithm 1 as printed (``H="paper"`` or
+        ``calibration="paper"``): the regulariser is then centred at the origin."""
+        return self.H == "paper" or self.calibration == "paper"
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
@@ -386,7 +414,7 @@ class SubmodPFTAL(_SubmodBase):
         elif self.H is None:
             c = float(self.sensitivity) if self.sensitivity is not None else base[
                 self.calibration]
-            H = best_submod_pftal_H(n, T, M, c, math.inf if off else float(self.epsilon))
+            H = max(M / math.sqrt(n * T), noise_scaled_H(T, self._noise_sd(c)))
         elif self.H == "tuned":
             lt = max(1.0, math.log(T))
             delta_h = self.sensitivity if self.sensitivity is not None else base.get(
@@ -413,13 +441,32 @@ class SubmodPFTAL(_SubmodBase):
             gclip = None
             needed = cal if self.sensitivity is not None else sound
         eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
+        if self.centre is None:
+            centre = np.full(n, 0.0 if self._paper_mode() else 0.5)
+        else:
+            centre = np.broadcast_to(np.asarray(self.centre, dtype=np.float64), (n,)).copy()
         return {
-            "n": n, "T": T, "M": M, "H": H, "lipschitz": lipschitz,
+            "n": n, "T": T, "M": M, "H": H, "centre": centre,
+            "x1": centre.copy() if self.x1 is None else np.array(self.x1, dtype=np.float64),
+            "lipschitz": lipschitz,
             "calibration": self.calibration if self.sensitivity is None else "user",
             "norm": "l1" if l1 else "l2", "calibrated_sensitivity": cal,
             "sensitivity_needed": needed, "gradient_clip": gclip, "noise_off": off,
             "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
         }
+
+    def _noise_sd(self, sensitivity: float) -> float:
+        """The largest per-coordinate standard deviation of the counter's noise in a prefix sum
+        (all tree levels), from the public ``(n, T, epsilon, delta, noise)`` and the calibrated
+        sensitivity; 0 when the counter refuses them (the constructor then refuses the run by
+        the parameters behind the counter's noise, not by the derived ``H``)."""
+        try:
+            tree = TreeAggregator(int(self.T), int(self.n), noise=self.noise,
+                                  sensitivity=sensitivity, epsilon=float(self.epsilon),
+                                  delta=float(self.delta) if self.noise == "gaussian" else 0.0)
+        except ValidationError:
+            return 0.0
+        return math.sqrt(tree.node_variance * tree.levels)
 
     def _guarantee(self) -> RegretGuarantee:
         """Theorem 7's explicit bound at the run's ``H`` and calibration (module
@@ -432,6 +479,12 @@ class SubmodPFTAL(_SubmodBase):
                                 theorem="Cardoso and Cummings (2018), Theorem 7 (explicit "
                                         "reading: Lemmas 7, 9 and 11)")
 
+    def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
+        # the first iterate is the regulariser's minimiser (the centre) unless x1 is given
+        return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
+                     sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
+                     x1=p["x1"], noise=self.noise, delta=self.delta, backend=self.backend, **kw)
+
     def _select(self) -> np.ndarray:
         self._x = self._oco.point()
         u = 1.0 - float(self._play_rng.random())  # U in (0, 1]: x_i = 0 is never chosen
@@ -442,7 +495,9 @@ class SubmodPFTAL(_SubmodBase):
         if self._params["gradient_clip"] is not None:
             g = clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
         self._g_last = g
-        self._oco.update(g + self._params["H"] * self._x)
+        # The regulariser (H/2)||x - centre||^2 adds H (x_t - centre): the same for neighbours
+        # (x_t is released), so the counter's sensitivity is that of g alone.
+        self._oco.update(g + self._params["H"] * (self._x - self._params["centre"]))
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding
