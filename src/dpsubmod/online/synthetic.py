@@ -184,9 +184,11 @@ def modular_path_stream(n: int, T: int, *, means: object = None, cut: float = 0.
 
     Examples
     --------
-    >>> s = modular_path_stream(4, 3, rng=0)
+    >>> s = modular_path_stream(4, 3, rng=3)
     >>> [round(f([1]), 3) for f in s]        # one element, two cut edges: (c_t(1) + 1) / 5.5
     [0.364, 0.0, 0.364]
+    >>> [round(f([0, 1, 2, 3]), 3) for f in s]    # no edge cut: the sum of the signs / 5.5
+    [0.0, 0.0, -0.364]
     """
     caller = "modular_path_stream"
     n = check_int(n, "n", low=1, high=20, caller=caller)
