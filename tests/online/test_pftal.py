@@ -62,12 +62,17 @@ def test_closed_form_update_with_a_custom_projection():
         np.testing.assert_allclose(nxt, res.x, atol=1e-5)
 
 
-def test_noise_off_submod_pftal_plays_clip_of_minus_gradient_sum():
-    # Without noise v_t = sum_j (g_j + H x_j), so x_{t+1} = clip(-G_t / (t H)).
+@pytest.mark.parametrize("kw, centre", [({}, 0.5), ({"H": "paper"}, 0.0),
+                                         ({"centre": [0.0, 0.2, 0.5, 0.9, 1.0]},
+                                          np.array([0.0, 0.2, 0.5, 0.9, 1.0]))])
+def test_noise_off_submod_pftal_plays_clip_of_minus_gradient_sum(kw, centre):
+    # Without noise v_t = sum_j (g_j + H (x_j - c)), so x_{t+1} = clip(c - G_t / (t H)): the
+    # default regulariser is centred at the middle of the cube, the paper's (H="paper") at 0.
     rng = np.random.default_rng(2)
     n, T = 5, 25
-    learner = SubmodPFTAL(n, T, M=20.0, epsilon=math.inf, rng=0)
+    learner = SubmodPFTAL(n, T, M=20.0, epsilon=math.inf, rng=0, **kw)
     H = learner.resolved_params["H"]
+    np.testing.assert_array_equal(learner.iterate, np.broadcast_to(centre, (n,)))
     G = np.zeros(n)
     for t in range(1, T + 1):
         f = random_cut_plus_modular(n, rng) if t % 2 else random_concave_minus_modular(n, rng)
@@ -75,7 +80,8 @@ def test_noise_off_submod_pftal_plays_clip_of_minus_gradient_sum():
         x = learner.iterate
         G += lovasz_subgradient(f, x)[1]
         learner.update(f)
-        np.testing.assert_allclose(learner.iterate, np.clip(-G / (t * H), 0, 1), atol=1e-12)
+        np.testing.assert_allclose(learner.iterate, np.clip(centre - G / (t * H), 0, 1),
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("calibration, noise, expected", [

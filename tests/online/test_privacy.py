@@ -193,7 +193,8 @@ def _witness():
 
 @pytest.mark.parametrize("calibration, H", [("sound", 0.01), ("sound", None), ("paper", 0.01)])
 def test_full_information_transcript_privacy_loss(calibration, H):
-    # H=None: the default H, tuned to the regret bound (privacy must not depend on it).
+    # H=None: the default H, from the counter's noise (privacy must not depend on it, nor on
+    # the regulariser's centre, whose gradient H (x_t - c) is the same for neighbours).
     f, fp = _witness()
     assert is_submodular(f) and is_submodular(fp)
     g = lovasz_subgradient(f, np.zeros(3))[1]
@@ -213,14 +214,20 @@ def test_full_information_transcript_privacy_loss(calibration, H):
     losses = []
     for seed in range(2000):
         learner = SubmodPFTAL(3, 2, M=1.0, epsilon=EPS, H=H, rng=seed, **kw)
-        h_run = learner.resolved_params["H"]
+        h_run, c = learner.resolved_params["H"], learner.resolved_params["centre"]
+        x1 = learner.iterate
+        # x_1 is the regulariser's centre (the middle of the cube), so z_1 = g(x_1) alone; the
+        # chain at x_1 ties every coordinate, as at 0, and the worst pair is the same.
+        np.testing.assert_array_equal(x1, c)
+        if seed == 0:
+            np.testing.assert_array_equal(lovasz_subgradient(fp, x1)[1], gp)
         learner.select()
         learner.update(f)
-        z1, v1 = learner.last_gradient, learner.prefix  # x_1 = 0: no H x_1 term
+        z1, v1 = learner.last_gradient, learner.prefix
         x2 = learner.iterate
         learner.select()
         learner.update(h)
-        z2, v2 = learner.last_gradient + h_run * x2, learner.prefix
+        z2, v2 = learner.last_gradient + h_run * (x2 - c), learner.prefix
         # Given the same released v_1 the neighbour plays the same x_2 and feeds the same z_2;
         # only round 1 differs. Nodes: [1] = v_1 and [1, 2] = v_2 (levels(2) = 2).
         s = tree_levels(2) * learner.resolved_params["calibrated_sensitivity"] / EPS

@@ -64,13 +64,15 @@ from ..online import (
     IIDStream,
     Learner,
     SubmodPFTAL,
+    modular_path_stream,
     run,
 )
+from ..online.minimization.bounds import best_submod_pftal_H
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
 __all__ = ["karate_stream", "LabellingEnergy", "RandomSet", "LEARNERS", "LEARNERS_PAPER",
-           "sweep_T", "sweep_epsilon",
+           "H_VARIANTS", "STREAMS", "compare_H", "sweep_T", "sweep_epsilon",
            "plot_regret_vs_T", "plot_regret_vs_epsilon", "main"]
 
 class RandomSet(Learner):
@@ -130,6 +132,20 @@ LEARNERS_PAPER: dict[str, Any] = {
                                                              gamma="paper", H="paper"),
 }
 PRIVATE = ("SubmodPFTAL", "BanditSubmodPFTAL")
+#: SubmodPFTAL's choices of the regulariser (``--compare-H``): the default (centred at the
+#: middle of the cube, ``H`` from the counter's noise), Theorem 7's ``H`` at the origin (the
+#: paper's Algorithm 1), and the previous default (the minimiser of the explicit Theorem 7
+#: bound, at the origin), each with the sound calibration ``4 sqrt(2) M``.
+H_VARIANTS: dict[str, Any] = {
+    "SubmodPFTAL (default)": lambda n, T, eps: SubmodPFTAL(n, T, M=1.0, epsilon=eps),
+    'SubmodPFTAL, H="paper"': lambda n, T, eps: SubmodPFTAL(n, T, M=1.0, epsilon=eps,
+                                                            H="paper"),
+    "SubmodPFTAL, previous default": lambda n, T, eps: SubmodPFTAL(
+        n, T, M=1.0, epsilon=eps, centre=0.0,
+        H=best_submod_pftal_H(n, T, 1.0, 4.0 * math.sqrt(2.0), eps)),
+    "random set (reads no data)": lambda n, T, eps: RandomSet(n, T),
+    "empty set (reads no data)": lambda n, T, eps: RandomSet(n, T, empty=True),
+}
 #: Members of the karate club: the ground set of the stream.
 N_MEMBERS = 34
 
@@ -225,6 +241,43 @@ def karate_stream(T: int, *, affinity: float = 1.0, noise: float = 1.0,
         return LabellingEnergy(n, edges, w, c)
 
     return IIDStream(sample, n=n, T=T, bound=1.0, rng=rng)
+
+
+#: The streams of ``--compare-H``: ``(n, stream(T, rng))``. On the karate-club stream the empty
+#: set is a good play; on the modular-plus-path-cut stream (n = 4, means -0.6 .. -0.3) the
+#: best fixed set is the whole ground set and the empty set pays 0.327 per round.
+STREAMS: dict[str, tuple[int, Any]] = {
+    "karate": (N_MEMBERS, lambda T, rng: karate_stream(T, rng=rng)),
+    "path": (4, lambda T, rng: modular_path_stream(4, T, rng=rng)),
+}
+
+
+def compare_H(stream: str, Ts: Sequence[int], epsilons: Sequence[float], *, seeds: int = 5,
+              seed: int = 0, learners: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """SubmodPFTAL's choices of the regulariser (:data:`H_VARIANTS`) on one of :data:`STREAMS`:
+    expected regret per round at every ``(T, epsilon)``, one row per (learner, T, epsilon,
+    seed). Seed ``s`` draws the stream from ``SeedSequence([seed, s])`` (the same stream for
+    every learner) and each learner's randomness from a child of it."""
+    if stream not in STREAMS:
+        raise ValidationError(f"The 'stream' argument of compare_H must be one of "
+                              f"{sorted(STREAMS)}; got {stream!r}.")
+    n, make = STREAMS[stream]
+    names = list(H_VARIANTS) if learners is None else list(learners)
+    rows = []
+    for s in range(int(seeds)):
+        stream_seed, learner_seed = np.random.SeedSequence([int(seed), s]).spawn(2)
+        for T in sorted(int(t) for t in Ts):
+            for eps in epsilons:
+                for name, child in zip(names, learner_seed.spawn(len(names))):
+                    learner = H_VARIANTS[name](n, T, float(eps)).clone(rng=child)
+                    tr = run(learner, make(T, stream_seed), progress=False)
+                    rows.append({
+                        "stream": stream, "learner": name, "T": T, "epsilon": float(eps),
+                        "seed": s, "expected_regret": tr.final_expected_regret,
+                        "regret_per_round": tr.final_expected_regret / T,
+                        "H": tr.params.get("H", math.nan),
+                    })
+    return rows
 
 
 def _cell(name: str, stream_seed: np.random.SeedSequence, Ts: Sequence[int], epsilon: float,
@@ -380,6 +433,17 @@ def _write_plots(rows_T: list[dict[str, Any]], rows_eps: list[dict[str, Any]],
     return paths
 
 
+def _print_compare(rows: list[dict[str, Any]], out: Any) -> None:
+    """Mean (and standard deviation over seeds) of the regret per round, by learner, T and
+    epsilon."""
+    cells: dict[tuple[str, int, float], list[float]] = {}
+    for r in rows:
+        cells.setdefault((r["learner"], r["T"], r["epsilon"]), []).append(r["regret_per_round"])
+    for (name, T, eps), v in cells.items():
+        out.write(f"  {name:34s} T={T:6d} epsilon={eps:<6g} regret per round "
+                  f"{np.mean(v):.4f} (sd {np.std(v):.4f}, {len(v)} seeds)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: run both sweeps, write CSVs and plots, print a summary."""
     ap = argparse.ArgumentParser(prog="python -m dpsubmod.experiments.online_minimization",
@@ -397,6 +461,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="'tuned': the learners' defaults (SubmodPFTAL's H minimises its "
                          "regret bound for T, epsilon and n); 'paper': the theorems' parameters")
     ap.add_argument("--skip-T", action="store_true", help="run only the epsilon sweep")
+    ap.add_argument("--compare-H", choices=sorted(STREAMS), default=None,
+                    help="instead of the sweeps: SubmodPFTAL's choices of H (default, 'paper', "
+                         "the previous default) on this stream, at T = 2**t_min .. 2**t_max "
+                         "and --epsilons, with --reps seeds; writes compare_H_<stream>.csv")
+    ap.add_argument("--learners", default=None,
+                    help="with --compare-H: a comma-separated subset of its learners")
     args = ap.parse_args(argv)
     if args.t_min < 1 or args.t_max < args.t_min:
         raise ValidationError("--t-min must be >= 1 and --t-max >= --t-min.")
@@ -404,6 +474,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_generator(args.seed)  # validates the seed
     t0 = time.perf_counter()
     Ts = [2**k for k in range(args.t_min, args.t_max + 1)]
+    if args.compare_H is not None:
+        names = None if args.learners is None else [x.strip() for x in args.learners.split(",")]
+        unknown = sorted(set(names or ()) - set(H_VARIANTS))
+        if unknown:
+            raise ValidationError(f"--learners: unknown {unknown}; choose among "
+                                  f"{sorted(H_VARIANTS)}.")
+        rows = compare_H(args.compare_H, Ts, args.epsilons, seeds=args.reps, seed=args.seed,
+                         learners=names)
+        write_csv(rows, os.path.join(args.out, f"compare_H_{args.compare_H}.csv"))
+        _print_compare(rows, sys.stdout)
+        sys.stdout.write(f"Wrote {len(rows)} rows to {args.out} in "
+                         f"{time.perf_counter() - t0:.1f}s.\n")
+        return 0
     rows_T = [] if args.skip_T else sweep_T(
         Ts, epsilon=args.epsilon, reps=args.reps, seed=args.seed, n_jobs=args.n_jobs,
         calibrations=args.calibrations)

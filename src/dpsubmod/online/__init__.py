@@ -7,7 +7,7 @@ Shared (this package):
   ``update(feedback)``, ``clone()``, ``privacy``);
 * :mod:`~dpsubmod.online.streams`: :class:`Stream` and its kinds (:class:`OneShotStream` reads
   a generator lazily); :mod:`~dpsubmod.online.synthetic`: :func:`stochastic_stream`,
-  :func:`ftl_trap_stream`;
+  :func:`modular_path_stream`, :func:`ftl_trap_stream`;
 * :mod:`~dpsubmod.online.comparators`: :func:`best_fixed_set`, :class:`Hindsight` and the compact
   :class:`RunningSum` of a stream;
 * :mod:`~dpsubmod.online.harness`: :func:`run` and :class:`Trace` (streaming: memory does not
@@ -124,7 +124,7 @@ from .streams import (
     SwitchingStream,
     as_stream,
 )
-from .synthetic import ftl_trap_stream, stochastic_stream
+from .synthetic import ftl_trap_stream, modular_path_stream, stochastic_stream
 
 __all__ = [
     # shared: protocol, streams, comparators, harness
@@ -138,6 +138,7 @@ __all__ = [
     "SwitchingStream",
     "OneShotStream",
     "stochastic_stream",
+    "modular_path_stream",
     "ftl_trap_stream",
     "as_stream",
     "Hindsight",

@@ -109,7 +109,7 @@ class BanditSubmodPFTAL(_SubmodBase):
                          sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
                          rng=rng, budget=budget, backend=backend)
 
-    def _check_own_args(self, caller: str) -> None:
+    def _check_own_args(self, caller: str, n: int) -> None:
         gamma = self.gamma
         if isinstance(gamma, str):
             if gamma not in ("paper", "tuned"):

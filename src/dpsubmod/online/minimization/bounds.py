@@ -30,6 +30,7 @@ __all__ = [
     "submod_pftal_terms",
     "submod_pftal_bound",
     "best_submod_pftal_H",
+    "noise_scaled_H",
     "bandit_pftal_bound",
     "best_bandit_pftal",
     "hazan_kale_bound",
@@ -67,6 +68,23 @@ def best_submod_pftal_H(n: int, T: int, M: float, c: float, epsilon: float) -> f
     """The ``H`` minimising :func:`submod_pftal_bound`: :math:`\\sqrt{a/d}`."""
     a, _, d = submod_pftal_terms(n, T, M, c, epsilon)
     return math.sqrt(a / d)
+
+
+def noise_scaled_H(T: int, noise_sd: float, *, spread: float = 0.25) -> float:
+    r"""The ``H`` at which the tree counter's noise moves SubmodPFTAL's iterate, on average
+    over the run, by at most ``spread`` per coordinate.
+
+    With the regulariser :math:`\frac H2\|x - c\|^2` the iterate is
+    :math:`x_{t+1} = \mathrm{clip}(c - (G_t + \zeta_t)/(tH), 0, 1)`, with :math:`G_t` the sum
+    of the chain subgradients and :math:`\zeta_t` the counter's noise, whose per-coordinate
+    standard deviation is at most ``noise_sd`` (every tree level used). The noise moves the
+    iterate by at most :math:`\mathrm{sd}/(tH)` at round ``t``, and on average over the run by
+    :math:`\mathrm{sd}\,(1 + \ln T)/(TH)`; this returns the ``H`` that makes it ``spread``.
+    Both the signal :math:`G_t/(tH)` and the noise scale as :math:`1/H`, so ``H`` does not change
+    their ratio: a smaller ``H`` lets the signal reach a face of the cube sooner, and lets the
+    noise throw the iterate to random corners for longer.
+    """
+    return noise_sd * (1.0 + math.log(T)) / (spread * T)
 
 
 def _bandit_terms(n: int, T: int, M: float, gamma: np.ndarray, c: np.ndarray, epsilon: float

@@ -2,8 +2,9 @@ r"""Differentially private online submodular minimization (Cardoso and Cummings 
 
 Both learners relax each round's submodular cost :math:`f_t : 2^{[n]} \to [-M, M]` to its Lovász
 extension :math:`\hat f_t` on the cube :math:`K = [0, 1]^n`, regularise it to the ``H``-strongly
-convex :math:`\hat f_t(x) + \frac H2 \|x\|^2`, and run :class:`~dpsubmod.online.PFTAL` on it: the
-(sub)gradients :math:`z_t = g_t + H x_t` enter a tree-aggregation counter with l2
+convex :math:`\hat f_t(x) + \frac H2 \|x - c\|^2` (``c = 0`` in the paper; the centre of the cube
+by default for :class:`SubmodPFTAL`), and run :class:`~dpsubmod.online.PFTAL` on it: the
+(sub)gradients :math:`z_t = g_t + H (x_t - c)` enter a tree-aggregation counter with l2
 ("high-dimensional") Laplace noise, and the next iterate is
 :math:`x_{t+1} = \mathrm{clip}(\bar x_t - v_t/(tH), 0, 1)`.
 
@@ -37,15 +38,36 @@ Calibration (the sound readings of the errata; every value can be overridden):
   the chain vector is rescaled to norm :math:`\le \Delta/2` (full information) and the observed
   value is clipped to :math:`[-M, M]` (bandit). Both are no-ops on valid inputs and keep the
   guarantee when a user's function is not submodular or leaves its declared range.
-* ``H`` of a private full-information run defaults to the minimiser of the explicit Theorem 7
-  bound (:mod:`~dpsubmod.online.minimization.bounds`) for this run's
-  :math:`(n, T, M, \varepsilon)` and calibrated sensitivity: the theorem's choice
-  :math:`H = M/\sqrt{nT}` balances the non-private terms only, and at :math:`\varepsilon = 1`
-  the counter's noise, divided by :math:`tH`, then swamps the signal and the learner is no better
-  than a random set. Privacy does not depend on ``H``. The theorem's value stays available as
-  ``H="paper"`` and is the default with the noise off and for ``calibration="paper"``: Theorem
-  7, whose printed :math:`O(M\sqrt T/\sqrt n)` drops a factor ``T``; this reading reproduces
-  the claimed :math:`\tilde O(n^{3/2} M \sqrt T / \varepsilon)`.
+* the full-information learner regularises towards the centre :math:`c` of the cube,
+  :math:`\hat f_t(x) + \frac H2 \|x - c\|^2` with :math:`c = \frac12 \mathbf 1` (``centre``),
+  and starts there, so a large ``H`` favours no set: the iterate is
+  :math:`x_{t+1} = \mathrm{clip}(c - (G_t + \zeta_t)/(tH), 0, 1)`. The paper's regulariser,
+  centred at the origin, pulls the iterate towards the empty set, which costs as much as the
+  empty set on a stream whose best fixed set is everything. Centring is a translation of the
+  coordinates: the regularised losses are still ``H``-strongly convex, their gradients
+  :math:`g_t + H(x - c)` have norm at most :math:`4M + H\sqrt n/2` on the cube, and the
+  regularisation costs at most :math:`TH\|x^* - c\|^2/2 \le THn/8`, so each term of the
+  explicit Theorem 7 bound (Lemmas 7, 9 and 11, written for the origin with :math:`4M + 2H\sqrt
+  n` and :math:`THn/2`) still bounds the centred run's. Privacy does not depend on ``H`` or
+  :math:`c`: :math:`H(x_t - c)` is the same for neighbours and cancels, so the counter's
+  sensitivity, hence its calibration, is that of the chain subgradient alone.
+* ``H`` of a private full-information run defaults to
+  :math:`\max(M/\sqrt{nT}, H_\zeta)`, with :math:`H_\zeta` the ``H`` at which the counter's
+  noise moves the iterate by a quarter per coordinate on average over the run
+  (:func:`~dpsubmod.online.minimization.bounds.noise_scaled_H`, from the public
+  :math:`(n, T, \varepsilon)` and the calibrated sensitivity). The floor keeps Theorem 7's
+  :math:`\tilde O(n^{3/2} M\sqrt T/\varepsilon)`: the bound at this ``H`` is at most the bound at
+  :math:`M/\sqrt{nT}` plus :math:`(8n\ln T + Tn/2) H_\zeta`, polylogarithmic in ``T``. The
+  theorem's :math:`M/\sqrt{nT}` alone lets the noise, divided by :math:`tH`, throw the iterate
+  to random corners of the cube for most of a run at :math:`\varepsilon = 1`; the minimiser of
+  the explicit bound (the previous default,
+  :func:`~dpsubmod.online.minimization.bounds.best_submod_pftal_H`) is so large that the
+  iterate barely leaves its centre even where the signal is strong. ``H="paper"`` (and
+  ``calibration="paper"``) reproduce Algorithm 1 as printed: Theorem 7's
+  :math:`H = M/\sqrt{nT}`, the regulariser centred at the origin and :math:`x_1 = 0`; Theorem
+  7's printed :math:`O(M\sqrt T/\sqrt n)` drops a factor ``T``, and this reading reproduces the
+  claimed :math:`\tilde O(n^{3/2} M \sqrt T / \varepsilon)`. With the noise off the default is
+  the theorem's value, centred.
 * the bandit learner keeps Theorem 9's :math:`H = M/(\sqrt n\, T^{1/4})` (read as intended from
   the printed :math:`O(M/\sqrt{n T^{1/4}})`) and :math:`\gamma = \min(1, n/T^{1/4})`, clipped
   with a warning when the theorem's value exceeds 1 (it needs :math:`T \ge n^4`); the bound
@@ -78,15 +100,16 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
-from ..._validation import check_real, is_noise_off
-from ...errors import ValidationError
+from ..._validation import check_finite, check_real, is_noise_off
+from ...errors import GroundSetMismatchError, ValidationError
 from ...functions.base import SetFunction
+from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
 from .._plans import check_backend, check_spend, run_plan
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
-from .bounds import COST_UNITS, best_submod_pftal_H, submod_pftal_bound
+from .bounds import COST_UNITS, noise_scaled_H, submod_pftal_bound
 from .onepoint import chain_order, chain_subgradient, chain_values, chain_weights
 
 __all__ = ["SubmodPFTAL", "CALIBRATIONS"]
@@ -141,7 +164,7 @@ class _SubmodBase(Learner):
         self._check_common(n, T, caller)
         check_real(M, "M", low=0.0, low_open=True, caller=caller)
         _check_h(H, caller, allow_tuned=True)
-        self._check_own_args(caller)
+        self._check_own_args(caller, int(n))
         _check_calibration(calibration, noise, caller)
         check_privacy_args(epsilon, sensitivity, 1.0, noise, delta, caller)
         check_x1(x1, n, caller)
@@ -162,9 +185,10 @@ class _SubmodBase(Learner):
         check_backend(backend, caller, noise)
         self._check_spend()
 
-    def _check_own_args(self, caller: str) -> None:
+    def _check_own_args(self, caller: str, n: int) -> None:
         """Check the arguments a subclass stored before calling the shared constructor (none
-        here); they are checked after ``H`` and before ``calibration``."""
+        here; ``n`` is the checked ground-set size); they are checked after ``H`` and before
+        ``calibration``."""
 
     @abstractmethod
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
@@ -181,7 +205,8 @@ class _SubmodBase(Learner):
         try:  # a calibration the counter refuses fails here, not at play, by our names
             self._privacy_plan()
         except ValidationError as err:
-            if "node-noise scale" not in str(err):
+            # the node scale (or the Gaussian sigma behind it) left floating-point range
+            if "outside floating-point range" not in str(err):
                 raise
             self._refuse(p, "sensitivity", "a tree counter whose node-noise scale (from "
                          "epsilon and the sensitivity) is outside floating-point range",
@@ -284,9 +309,11 @@ class SubmodPFTAL(_SubmodBase):
     Algorithm 1 "SubmodPFTAL"; PFTAL of Smith and Thakurta 2013 on regularised Lovász extensions).
 
     Round ``t``: play :math:`S_t = \{i : x_t(i) \ge U\}`, :math:`U \sim U(0, 1]`; observe
-    :math:`f_t`; feed :math:`g_t + H x_t` (the chain subgradient of the Lovász extension at
-    :math:`x_t`, ``n + 1`` evaluations) to the tree counter; move to
-    :math:`x_{t+1} = \mathrm{clip}(\bar x_t - v_t/(tH), 0, 1)`.
+    :math:`f_t`; feed :math:`g_t + H (x_t - c)` (the chain subgradient of the Lovász extension
+    at :math:`x_t`, ``n + 1`` evaluations, and the gradient of the regulariser centred at
+    ``c``) to the tree counter; move to
+    :math:`x_{t+1} = \mathrm{clip}(\bar x_t - v_t/(tH), 0, 1) = \mathrm{clip}(c - v'_t/(tH),
+    0, 1)`, :math:`v'_t` the counter's noisy sum of the :math:`g_j`.
 
     Guarantee: ``epsilon``-DP (pure) for the sequence of played sets, neighbours differing in one
     function, for costs with range :math:`[-M, M]` (enforced by ``clip``). Expected regret
@@ -305,15 +332,21 @@ class SubmodPFTAL(_SubmodBase):
     epsilon : float
         Privacy parameter of the whole run; ``math.inf`` switches the noise off (**not private**).
     H : float, "paper" or "tuned", optional
-        Strong-convexity parameter. Default (private run): the minimiser
-        :math:`\sqrt{a/d}` of the explicit Theorem 7 bound :math:`a/H + b + dH`
-        (:func:`~dpsubmod.online.minimization.bounds.best_submod_pftal_H`, at the calibrated
-        sensitivity); with the noise off, or with ``calibration="paper"``, and for
-        ``H="paper"``: Theorem 7's :math:`M/\sqrt{nT}`. ``"tuned"`` uses
-        :math:`\sqrt{2a/(nT)}` with
+        Strong-convexity parameter. Default (private run): :math:`\max(M/\sqrt{nT},
+        H_\zeta)`, with :math:`H_\zeta` the value at which the counter's noise moves the
+        iterate by a quarter per coordinate on average over the run
+        (:func:`~dpsubmod.online.minimization.bounds.noise_scaled_H`); with the noise off:
+        Theorem 7's :math:`M/\sqrt{nT}`. ``"paper"``: Theorem 7's :math:`M/\sqrt{nT}` with the
+        paper's regulariser centred at the origin (Algorithm 1 as printed; also the default
+        with ``calibration="paper"``). ``"tuned"`` uses :math:`\sqrt{2a/(nT)}` with
         :math:`a = 72 M^2 \ln T + 48 n M \Delta \ln^{2.5} T/\varepsilon`, the minimiser of the
-        regret bound assembled from the paper's lemmas (assumes
-        :math:`H\sqrt n \le M`; :math:`\ln T` is floored at 1).
+        regret bound assembled from the paper's lemmas (assumes :math:`H\sqrt n \le M`;
+        :math:`\ln T` is floored at 1). Privacy does not depend on ``H``.
+    centre : float or array-like of shape (n,), optional
+        Centre :math:`c` of the regulariser :math:`\frac H2\|x - c\|^2`, a point of the cube
+        (a number is repeated over the coordinates). Default: 0.5, the middle of the cube,
+        which favours no set; 0 (the paper's origin, which pulls the iterate towards the empty
+        set) with ``H="paper"`` or ``calibration="paper"``. Privacy does not depend on it.
     calibration : {"sound", "conservative", "paper"}, default="sound"
         Sensitivity :math:`\Delta` of the counter: :math:`4\sqrt2 M`, :math:`8M`, or the paper's
         :math:`L = 4M + H\sqrt n`, which is refused (:class:`~dpsubmod.errors.ValidationError`
@@ -327,7 +360,7 @@ class SubmodPFTAL(_SubmodBase):
         ``clip=False`` privacy holds only for submodular costs within :math:`[-M, M]`, and an
         explicit ``sensitivity`` is trusted as given.
     x1 : array-like, optional
-        First iterate (default the empty set's indicator, 0).
+        First iterate (default the regulariser's centre: 1/2, or 0 with ``H="paper"``).
     noise : {"l2laplace", "laplace", "gaussian"}, default="l2laplace"
         Node noise of the counter (see :class:`~dpsubmod.online.PFTAL`). With ``"laplace"`` the
         sensitivities are l1 norms: the default becomes :math:`8M` (:math:`\|g\|_1 \le 4M`,
@@ -365,12 +398,37 @@ class SubmodPFTAL(_SubmodBase):
     _caller = "SubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,
-                 calibration: str = "sound", sensitivity: float | None = None, clip: bool = True,
-                 x1: object = None, noise: str = "l2laplace", delta: float = 0.0,
-                 rng: RNGLike = None, budget: Any = None, backend: Any = None):
+                 centre: object = None, calibration: str = "sound",
+                 sensitivity: float | None = None, clip: bool = True, x1: object = None,
+                 noise: str = "l2laplace", delta: float = 0.0, rng: RNGLike = None,
+                 budget: Any = None, backend: Any = None):
+        # stored first: _check_own_args checks it between H and calibration, so that the
+        # first bad argument in signature order is the one named
+        self.centre = centre
         super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
                          sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
                          rng=rng, budget=budget, backend=backend)
+
+    def _check_own_args(self, caller: str, n: int) -> None:
+        c = self.centre
+        if c is None:
+            return
+        a = check_finite(c, "centre", caller=caller)
+        if a.ndim > 1 or (a.ndim == 1 and a.shape != (n,)):
+            raise GroundSetMismatchError(
+                f"The 'centre' parameter of {caller} must be a number or have shape ({n},); "
+                f"got shape {a.shape}."
+            )
+        if a.size and (a.min() < 0 or a.max() > 1):
+            raise ValidationError(
+                f"The 'centre' parameter of {caller} must lie in the cube [0, 1]^n (0.5: its "
+                f"centre, 0: the paper's origin); got values in [{a.min():g}, {a.max():g}]."
+            )
+
+    def _paper_mode(self) -> bool:
+        """Whether the run reproduces Algorithm 1 as printed (``H="paper"`` or
+        ``calibration="paper"``): the regulariser is then centred at the origin."""
+        return self.H == "paper" or self.calibration == "paper"
 
     def _resolve(self, *, warn: bool = True) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
@@ -386,7 +444,7 @@ class SubmodPFTAL(_SubmodBase):
         elif self.H is None:
             c = float(self.sensitivity) if self.sensitivity is not None else base[
                 self.calibration]
-            H = best_submod_pftal_H(n, T, M, c, math.inf if off else float(self.epsilon))
+            H = max(M / math.sqrt(n * T), noise_scaled_H(T, self._noise_sd(c)))
         elif self.H == "tuned":
             lt = max(1.0, math.log(T))
             delta_h = self.sensitivity if self.sensitivity is not None else base.get(
@@ -413,13 +471,32 @@ class SubmodPFTAL(_SubmodBase):
             gclip = None
             needed = cal if self.sensitivity is not None else sound
         eps_eff = math.inf if off else float(self.epsilon) * max(1.0, needed / cal)
+        if self.centre is None:
+            centre = np.full(n, 0.0 if self._paper_mode() else 0.5)
+        else:
+            centre = np.broadcast_to(np.asarray(self.centre, dtype=np.float64), (n,)).copy()
         return {
-            "n": n, "T": T, "M": M, "H": H, "lipschitz": lipschitz,
+            "n": n, "T": T, "M": M, "H": H, "centre": centre,
+            "x1": centre.copy() if self.x1 is None else np.array(self.x1, dtype=np.float64),
+            "lipschitz": lipschitz,
             "calibration": self.calibration if self.sensitivity is None else "user",
             "norm": "l1" if l1 else "l2", "calibrated_sensitivity": cal,
             "sensitivity_needed": needed, "gradient_clip": gclip, "noise_off": off,
             "epsilon": float(self.epsilon), "epsilon_effective": eps_eff,
         }
+
+    def _noise_sd(self, sensitivity: float) -> float:
+        """The largest per-coordinate standard deviation of the counter's noise in a prefix sum
+        (all tree levels), from the public ``(n, T, epsilon, delta, noise)`` and the calibrated
+        sensitivity; 0 when the counter refuses them (the constructor then refuses the run by
+        the parameters behind the counter's noise, not by the derived ``H``)."""
+        try:
+            tree = TreeAggregator(int(self.T), int(self.n), noise=self.noise,
+                                  sensitivity=sensitivity, epsilon=float(self.epsilon),
+                                  delta=float(self.delta) if self.noise == "gaussian" else 0.0)
+        except ValidationError:
+            return 0.0
+        return math.sqrt(tree.node_variance * tree.levels)
 
     def _guarantee(self) -> RegretGuarantee:
         """Theorem 7's explicit bound at the run's ``H`` and calibration (module
@@ -432,6 +509,12 @@ class SubmodPFTAL(_SubmodBase):
                                 theorem="Cardoso and Cummings (2018), Theorem 7 (explicit "
                                         "reading: Lemmas 7, 9 and 11)")
 
+    def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
+        # the first iterate is the regulariser's minimiser (the centre) unless x1 is given
+        return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
+                     sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
+                     x1=p["x1"], noise=self.noise, delta=self.delta, backend=self.backend, **kw)
+
     def _select(self) -> np.ndarray:
         self._x = self._oco.point()
         u = 1.0 - float(self._play_rng.random())  # U in (0, 1]: x_i = 0 is never chosen
@@ -442,7 +525,9 @@ class SubmodPFTAL(_SubmodBase):
         if self._params["gradient_clip"] is not None:
             g = clip_norm(g, self._params["gradient_clip"], 1 if self.noise == "laplace" else 2)
         self._g_last = g
-        self._oco.update(g + self._params["H"] * self._x)
+        # The regulariser (H/2)||x - centre||^2 adds H (x_t - centre): the same for neighbours
+        # (x_t is released), so the counter's sensitivity is that of g alone.
+        self._oco.update(g + self._params["H"] * (self._x - self._params["centre"]))
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding
