@@ -105,7 +105,7 @@ while not os.path.exists(go):
 released = 0
 while True:
     try:
-        fb.charge(PrivacyEvent.pure("laplace", 0.05))
+        fb.charge(PrivacyEvent.pure("laplace", 0.0625))
     except BudgetExceededError:
         break
     released += 1
@@ -114,7 +114,7 @@ print(released)
 
 
 def _race(tmp_path, mode: str) -> tuple[int, int]:
-    """(releases the spenders reported, releases the file recorded) for 4 spenders of 0.05."""
+    """(releases the spenders reported, releases the file recorded) for 4 spenders of 1/16."""
     path, go = tmp_path / f"{mode}.json", tmp_path / f"{mode}.go"
     FileBudget.create(path, 1.0, dataset="d")
     procs = [subprocess.Popen([sys.executable, "-c", SPENDER, str(path), str(go), mode],
@@ -133,11 +133,12 @@ def _race(tmp_path, mode: str) -> tuple[int, int]:
 @pytest.mark.slow
 def test_concurrent_spenders_never_overspend_and_leave_no_lock_file(tmp_path):
     # Every release a spender was granted is in the file, and they add up to the budget
-    # (20 x 0.05 = 1.0) and no more. The control takes no lock, and its four spenders all read
-    # the empty ledger before the first write: they overwrite each other's releases and are
-    # granted more than the budget (at least 23), which this check catches.
+    # (16 x 1/16 = 1.0 exactly: budgets compare exactly, and 20 x the float 0.05 exceeds 1.0)
+    # and no more. The control takes no lock, and its four spenders all read the empty ledger
+    # before the first write: they overwrite each other's releases and are granted more than
+    # the budget (at least 19), which this check catches.
     reported, recorded = _race(tmp_path, "locked")
-    assert reported == recorded == 20
+    assert reported == recorded == 16
     assert sorted(f.name for f in tmp_path.iterdir()) == ["locked.json"]
     reported, recorded = _race(tmp_path, "broken")
-    assert reported >= 23 and recorded == 20  # overspent: the control is caught
+    assert reported >= 19 and recorded == 16  # overspent: the control is caught
