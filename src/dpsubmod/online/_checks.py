@@ -100,3 +100,9 @@ def resolve_gamma(gamma: float | None, default: float, caller: str, what: str, *
         )
         g = 1.0
     return g
+
+
+def check_finite_epsilon(epsilon: object, caller: str) -> None:
+    """A positive, finite ``epsilon`` of a private learner (inf is refused: every run releases)."""
+    check_real(epsilon, "epsilon", low=0.0, low_open=True, caller=caller,
+               fix="Pass a finite privacy budget such as epsilon=1.0.")

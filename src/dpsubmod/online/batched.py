@@ -49,11 +49,12 @@ import numpy as np
 
 from .._guarantee import RegretGuarantee, regret_guarantee
 from .._rng import RNGLike, as_generator
-from .._validation import check_int, check_real
+from .._validation import check_int
 from ..errors import ParameterTypeError, ValidationError
 from ..privacy import mechanisms as mech
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
+from ._checks import check_finite_epsilon
 from ._plans import check_backend, run_plan, tree_backend
 from .protocol import Learner
 
@@ -230,12 +231,7 @@ class BatchedPrivateBandit(Learner):
                 f"The 'learner' parameter of {name} is {inner}, which is private and would "
                 "spend its own budget on the noisy means; wrap its non-private version (e.g. "
                 "BanditOnlineGreedy instead of NaiveBanditDP).")
-        check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=name,
-                   fix="Pass a finite privacy budget such as epsilon=1.0.")
-        if math.isinf(float(self.epsilon)):
-            raise ValidationError(
-                f"The 'epsilon' parameter of {name} must be finite (every batch releases a "
-                "noisy mean); for a non-private run play the inner learner itself.")
+        check_finite_epsilon(self.epsilon, name)
         if self.batch is not None:
             check_int(self.batch, "batch", low=1, high=self.T, caller=name,
                       fix=f"batch is the number of rounds per batch, 1 <= batch <= T={self.T}.")

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
-from ..._validation import check_delta, check_int, check_real
+from ..._validation import check_delta, check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
@@ -36,6 +36,7 @@ from ...privacy.calibration import exponential_mechanism_weight
 from ...privacy.composition import split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from .._checks import check_finite_epsilon
 from .._plans import check_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
@@ -238,12 +239,7 @@ class PrivateEpochGreedy(Learner):
         name = type(self).__name__
         self._check_common(self.n, self.T, name)
         self._constraint = as_constraint(self.k, int(self.n), name)
-        check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=name,
-                   fix="Pass a finite privacy budget such as epsilon=1.0.")
-        if math.isinf(float(self.epsilon)):
-            raise ValidationError(
-                f"The 'epsilon' parameter of {name} must be finite (every selection is a "
-                "private release); for a non-private baseline use OnlineGreedy.")
+        check_finite_epsilon(self.epsilon, name)
         check_delta(self.delta, caller=name)
         check_bound(self.bound, name)
         check_int(self.first_epoch, "first_epoch", low=1, caller=name,

@@ -23,13 +23,13 @@ import numpy as np
 
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
-from ..._validation import check_int, check_real
+from ..._validation import check_int
 from ...constraints import Knapsack
-from ...errors import ValidationError
 from ...offline.guarantees import max_feasible_size
 from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from .._checks import check_finite_epsilon
 from .._plans import check_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
@@ -207,12 +207,7 @@ class PrivateExploreThenCommit(Learner):
         name = type(self).__name__
         self._check_common(self.n, self.T, name)
         self._constraint = as_constraint(self.k, int(self.n), name)
-        check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=name,
-                   fix="Pass a finite privacy budget such as epsilon=1.0.")
-        if math.isinf(float(self.epsilon)):
-            raise ValidationError(
-                f"The 'epsilon' parameter of {name} must be finite (every stage releases noisy "
-                "means).")
+        check_finite_epsilon(self.epsilon, name)
         check_bound(self.bound, name)
         if self.m is not None:
             check_int(self.m, "m", low=1, caller=name,

@@ -77,6 +77,7 @@ from ...errors import ValidationError
 from ...functions.base import SetFunction
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
+from .._checks import check_finite_epsilon
 from .._plans import check_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner
 from .experts import (
@@ -194,12 +195,7 @@ class PrivateTreeExperts(Learner):
         self._check_common(self.n, self.T, name)
         check_int(self.k, "k", low=1, high=int(self.n), caller=name,
                   fix="k is the cardinality budget, 1 <= k <= n.")
-        check_real(self.epsilon, "epsilon", low=0.0, low_open=True, caller=name,
-                   fix="Pass a finite privacy budget such as epsilon=1.0.")
-        if math.isinf(float(self.epsilon)):
-            raise ValidationError(
-                f"The 'epsilon' parameter of {name} must be finite (the counter's releases are "
-                "private); for a non-private baseline use OnlineGreedy.")
+        check_finite_epsilon(self.epsilon, name)
         check_delta(self.delta, caller=name)
         if self.noise not in TREE_EXPERTS_NOISES:
             raise ValidationError(
