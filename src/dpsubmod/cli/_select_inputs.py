@@ -65,7 +65,7 @@ def _floats(text: str, option: str, count: int | None = None) -> list[float]:
 def _bounds(args: argparse.Namespace) -> dict[str, tuple[float, float]] | None:
     table: dict[str, tuple[float, float]] = {}
     if args.bounds_file is not None:
-        from ..tasks._table import public_column, read_public_csv
+        from ..datasets.records import public_column, read_public_csv
 
         bf = read_public_csv(args.bounds_file, "--bounds-file", text_columns=["column"])
         lo, hi = public_column(bf, "low", "--bounds-file"), public_column(bf, "high",
@@ -164,7 +164,7 @@ def read_groups(path: str | None) -> dict[str, str] | None:
     """``--groups``: item name to group name from a public CSV; an item listed twice is refused."""
     if path is None:
         return None
-    from ..tasks._table import read_public_csv
+    from ..datasets.records import read_public_csv
 
     gf = read_public_csv(path, "--groups", text_columns=["item", "group"])
     out: dict[str, str] = {}

@@ -46,9 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from ..datasets.records import RecordTable, as_table
 from ..errors import ValidationError
 from ._common import INVALID_RULES, Scale, Task, owner_warnings
-from ._table import RecordTable, as_table
 from .coverage import coverage
 from .facility_location import facility_location
 from .feature_selection import MISSING, binned_columns, feature_selection

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from .._cells import BAD_ROW_POLICY
+from ..datasets.records import RecordTable, as_table
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
-from ._table import RecordTable
 
 __all__ = ["Task", "INVALID_RULES", "check_bounds", "check_rule", "fmt", "coordinate_columns"]
 
@@ -289,8 +289,6 @@ def pass_counts(data: Any, diagnostics: dict[str, Any]) -> None:
 def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
     """The records, or (chunked mode) a table of their column names only."""
     import os
-
-    from ._table import as_table
 
     if (scale.user_column is None) != (scale.max_rows_per_user is None):
         raise ValidationError("user_column and max_rows_per_user go together: which rows "

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datasets.records import RecordTable, as_table, public_column, read_public_csv
 from ..errors import ParameterTypeError, ValidationError
 from ._common import (
     Scale,
@@ -23,7 +24,6 @@ from ._common import (
     statement,
     unreadable,
 )
-from ._table import RecordTable, as_table, public_column, read_public_csv
 
 __all__ = ["facility_location"]
 

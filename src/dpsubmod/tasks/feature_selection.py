@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .._cells import BAD_ROW_POLICY
+from ..datasets.records import RecordTable, as_table
 from ..errors import ValidationError
 from ._common import Scale, Task, check_bounds, check_rule, coordinate_columns, fmt
-from ._table import RecordTable, as_table
 
 __all__ = ["feature_selection", "MISSING"]
 
