@@ -5,15 +5,20 @@ validates its inputs at construction, and raises
 :class:`~dpsubmod.errors.InfeasibleConstraintError` when no non-empty solution exists.
 """
 
-from .base import Constraint, Matroid, set_mask
-from .generic import GenericMatroid, check_matroid_axioms
-from .graphic import GraphicMatroid
-from .knapsack import Knapsack
-from .laminar import LaminarMatroid
-from .partition import PartitionMatroid
-from .registry import CONSTRAINTS, make_constraint
-from .transversal import TransversalMatroid
-from .uniform import UniformMatroid
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "base": ("Constraint", "Matroid", "set_mask",),
+    "generic": ("GenericMatroid", "check_matroid_axioms",),
+    "graphic": ("GraphicMatroid",),
+    "knapsack": ("Knapsack",),
+    "laminar": ("LaminarMatroid",),
+    "partition": ("PartitionMatroid",),
+    "registry": ("CONSTRAINTS", "make_constraint",),
+    "transversal": ("TransversalMatroid",),
+    "uniform": ("UniformMatroid",),
+}
 
 __all__ = [
     "Constraint",
@@ -30,3 +35,5 @@ __all__ = [
     "CONSTRAINTS",
     "make_constraint",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -20,37 +20,26 @@ record") and where the data come from. Discretization bounds and label threshold
   bad line with its line and column (a data check, not a release path).
 """
 
-from .chunks import ChunkSource, scan_records
-from .graphs import (
-    GRAPHS,
-    GraphDataset,
-    erdos_renyi_graph,
-    load_davis_southern_women,
-    load_florentine_families,
-    load_graph,
-    load_karate_club,
-    load_les_miserables,
-    planted_partition_graph,
-    with_activation_probabilities,
-)
-from .synthetic import (
-    categorical_table,
-    clustered_points,
-    coverage_records,
-    grid_candidates,
-    random_coverage,
-)
-from .tables import (
-    DIABETES_BOUNDS,
-    DIABETES_THRESHOLDS,
-    TABLES,
-    TableDataset,
-    discretize,
-    load_breast_cancer,
-    load_diabetes,
-    load_table,
-)
-from .user_csv import CSVDataset, load_csv
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "chunks": ("ChunkSource", "scan_records",),
+    "graphs": (
+        "GRAPHS", "GraphDataset", "erdos_renyi_graph", "load_davis_southern_women",
+        "load_florentine_families", "load_graph", "load_karate_club", "load_les_miserables",
+        "planted_partition_graph", "with_activation_probabilities",
+    ),
+    "synthetic": (
+        "categorical_table", "clustered_points", "coverage_records", "grid_candidates",
+        "random_coverage",
+    ),
+    "tables": (
+        "DIABETES_BOUNDS", "DIABETES_THRESHOLDS", "TABLES", "TableDataset", "discretize",
+        "load_breast_cancer", "load_diabetes", "load_table",
+    ),
+    "user_csv": ("CSVDataset", "load_csv",),
+}
 
 __all__ = [
     "TableDataset",
@@ -81,3 +70,5 @@ __all__ = [
     "ChunkSource",
     "scan_records",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

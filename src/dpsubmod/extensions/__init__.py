@@ -1,11 +1,16 @@
 """Continuous extensions of set functions (Lovász, multilinear) and their rounding."""
 
-from .lovasz import lovasz_subgradient as lovasz_subgradient
-from .lovasz import lovasz_value as lovasz_value
-from .lovasz import threshold_round as threshold_round
-from .multilinear import MultilinearEstimate as MultilinearEstimate
-from .multilinear import has_closed_form as has_closed_form
-from .multilinear import multilinear_gradient as multilinear_gradient
-from .multilinear import multilinear_gradients as multilinear_gradients
-from .multilinear import multilinear_value as multilinear_value
-from .multilinear import register_closed_form as register_closed_form
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "lovasz": ("lovasz_subgradient", "lovasz_value", "threshold_round",),
+    "multilinear": (
+        "MultilinearEstimate", "has_closed_form", "multilinear_gradient", "multilinear_gradients",
+        "multilinear_value", "register_closed_form",
+    ),
+}
+
+__all__ = [name for names in _WHERE.values() for name in names]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -5,23 +5,24 @@ One module per family (``modular``, ``coverage``, ``facility_location``, ``graph
 public class is re-exported here under a flat name.
 """
 
-from .base import DataModel, FunctionState, SetFunction
-from .combinators import Restricted, Scaled, Sum, Truncated
-from .coverage import Coverage
-from .facility_location import FacilityLocation
-from .feature_based import FeatureBased
-from .graph_cut import GraphCut
-from .influence import InfluenceSpread
-from .ksubmodular import (
-    KCoverage,
-    KFacilityLocation,
-    KSensorPlacement,
-    KSubmodularFunction,
-    KTopicInfluence,
-    PerLabelSum,
-)
-from .modular import Modular
-from .mutual_information import MutualInformation
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "base": ("DataModel", "FunctionState", "SetFunction",),
+    "combinators": ("Restricted", "Scaled", "Sum", "Truncated",),
+    "coverage": ("Coverage",),
+    "facility_location": ("FacilityLocation",),
+    "feature_based": ("FeatureBased",),
+    "graph_cut": ("GraphCut",),
+    "influence": ("InfluenceSpread",),
+    "ksubmodular": (
+        "KCoverage", "KFacilityLocation", "KSensorPlacement", "KSubmodularFunction",
+        "KTopicInfluence", "PerLabelSum",
+    ),
+    "modular": ("Modular",),
+    "mutual_information": ("MutualInformation",),
+}
 
 __all__ = [
     "SetFunction",
@@ -45,3 +46,5 @@ __all__ = [
     "KTopicInfluence",
     "KSensorPlacement",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -3,24 +3,30 @@
 ``maximize(f, constraint, method=NAME, ...)`` runs any registered method; ``list_methods()``
 names them. ``maximize_ksubmodular`` does the same for k-submodular objectives
 (``list_methods(kind="ksubmodular")``), and ``minimize(f)`` minimizes a submodular function
-exactly. Importing this package registers every method (each registers where it is defined).
+exactly. Each method registers where it is defined; its module loads the first time the method
+is asked for (``list_methods()`` loads them all), and every name here loads on first use.
 """
 
-from .continuous_greedy import private_continuous_greedy, private_continuous_greedy_layers
-from .decomposable import private_greedy_decomposable
-from .dpcg import dpcg, dpcg_curvature
-from .greedy import greedy, knapsack_greedy, lazy_greedy, random_feasible, stochastic_greedy
-from .ksubmodular import (
-    ks_greedy,
-    ks_matroid_greedy,
-    ks_private,
-    ks_private_sampled,
-    ks_random,
-)
-from .minimize import MinimizeResult, minimize, minimize_cut_plus_modular
-from .private_greedy import private_greedy, private_stochastic_greedy
-from .registry import MethodSpec, get_method, list_methods, maximize, maximize_ksubmodular, register
-from .result import Diagnostics, Result
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "continuous_greedy": ("private_continuous_greedy", "private_continuous_greedy_layers",),
+    "decomposable": ("private_greedy_decomposable",),
+    "dpcg": ("dpcg", "dpcg_curvature",),
+    "greedy": (
+        "greedy", "knapsack_greedy", "lazy_greedy", "random_feasible", "stochastic_greedy",
+    ),
+    "ksubmodular": (
+        "ks_greedy", "ks_matroid_greedy", "ks_private", "ks_private_sampled", "ks_random",
+    ),
+    "minimize": ("MinimizeResult", "minimize", "minimize_cut_plus_modular",),
+    "private_greedy": ("private_greedy", "private_stochastic_greedy",),
+    "registry": (
+        "MethodSpec", "get_method", "list_methods", "maximize", "maximize_ksubmodular", "register",
+    ),
+    "result": ("Diagnostics", "Result",),
+}
 
 __all__ = [
     "maximize",
@@ -52,3 +58,5 @@ __all__ = [
     "MinimizeResult",
     "minimize_cut_plus_modular",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

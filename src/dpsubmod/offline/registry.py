@@ -10,6 +10,7 @@ to private methods, which charge it before any noise.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import numbers
 from collections.abc import Callable
@@ -74,6 +75,29 @@ class MethodSpec:
 
 _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 
+#: The module of ``dpsubmod.offline`` that registers each shipped method. A method's module is
+#: imported the first time the method is asked for, so a call of ``private_greedy`` does not
+#: load continuous greedy, DPCG or the k-submodular methods (and their dependencies).
+SHIPPED: dict[tuple[str, str], str] = {
+    **{("set", n): "greedy" for n in ("greedy", "lazy_greedy", "stochastic_greedy", "random",
+                                      "knapsack_greedy")},
+    **{("set", n): "private_greedy" for n in ("private_greedy", "private_stochastic_greedy")},
+    **{("set", n): "continuous_greedy" for n in ("private_continuous_greedy",
+                                                 "private_continuous_greedy_layers")},
+    **{("set", n): "dpcg" for n in ("dpcg", "dpcg_curvature")},
+    ("set", "private_greedy_decomposable"): "decomposable",
+    **{("ksubmodular", n): "ksubmodular" for n in ("ks_greedy", "ks_matroid_greedy", "ks_random",
+                                                   "ks_private", "ks_private_sampled")},
+}
+
+
+def _load(key: tuple[str, str] | None = None) -> None:
+    """Import the module registering the shipped method ``key`` (every shipped method when
+    None)."""
+    modules = set(SHIPPED.values()) if key is None else {SHIPPED[key]} if key in SHIPPED else ()
+    for module in sorted(modules):
+        importlib.import_module(f"{__package__}.{module}")
+
 
 def register(name: str, *, private: bool, summary: str, kind: str = "set",
              constraints: tuple[str, ...] = ("cardinality", "matroid"),
@@ -85,6 +109,8 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
 
     def deco(fn: Callable[..., Result]) -> Callable[..., Result]:
         key = (kind, name)
+        if key not in _REGISTRY and f"{__package__}.{SHIPPED.get(key)}" != fn.__module__:
+            _load(key)  # a shipped name is taken even before its module is loaded
         if key in _REGISTRY and _REGISTRY[key].fn is not fn:
             raise ValueError(f"a {kind} method named {name!r} is already registered")
         params = inspect.signature(fn).parameters
@@ -107,12 +133,15 @@ def list_methods(private: bool | None = None, *, kind: str = "set") -> list[str]
     >>> "private_greedy" in list_methods(private=True)
     True
     """
+    _load()
     return sorted(n for (k, n), m in _REGISTRY.items()
                   if k == kind and (private is None or m.private == private))
 
 
 def get_method(name: str, *, kind: str = "set") -> MethodSpec:
     """The registered method called ``name``; the error lists the valid names."""
+    if (kind, name) not in _REGISTRY:
+        _load((kind, name))
     try:
         return _REGISTRY[(kind, name)]
     except KeyError:
@@ -145,6 +174,7 @@ def _check_capability(spec: MethodSpec, constraint: Any, caller: str) -> None:
     accepts = set(spec.constraints) | ({"cardinality"} if "matroid" in spec.constraints else set())
     if ck is None or ck in accepts:
         return
+    _load()
     others = [n for (k, n), m in sorted(_REGISTRY.items())
               if k == spec.kind and ck in set(m.constraints) | (
                   {"cardinality"} if "matroid" in m.constraints else set())]

@@ -6,36 +6,27 @@ These are the feasible regions of continuous greedy, DPCG, online Frank-Wolfe an
 projection-free private bandit, which reach them only through ``linear_max``.
 """
 
-from ._hull import AffineHull
-from .interior import (
-    ShrunkPolytope,
-    SphereSampler,
-    affine_hull,
-    direction_basis,
-    inner_ball,
-    shrink,
-    sphere_sampler,
-    vertex_simplex_ball,
-)
-from .oracles import (
-    Box,
-    InnerBall,
-    KnapsackPolytope,
-    MatroidBasePolytope,
-    MatroidPolytope,
-    Polytope,
-    Simplex,
-    SubmodularBasePolytope,
-    as_polytope,
-)
-from .projections import Region, as_region, euclidean_projection, kl_projection, project_box
-from .rounding import (
-    ConvexDecomposition,
-    knapsack_rounding,
-    round_point,
-    swap_rounding,
-    threshold_rounding,
-)
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "_hull": ("AffineHull",),
+    "interior": (
+        "ShrunkPolytope", "SphereSampler", "affine_hull", "direction_basis", "inner_ball",
+        "shrink", "sphere_sampler", "vertex_simplex_ball",
+    ),
+    "oracles": (
+        "Box", "InnerBall", "KnapsackPolytope", "MatroidBasePolytope", "MatroidPolytope",
+        "Polytope", "Simplex", "SubmodularBasePolytope", "as_polytope",
+    ),
+    "projections": (
+        "Region", "as_region", "euclidean_projection", "kl_projection", "project_box",
+    ),
+    "rounding": (
+        "ConvexDecomposition", "knapsack_rounding", "round_point", "swap_rounding",
+        "threshold_rounding",
+    ),
+}
 
 __all__ = [
     "Polytope",
@@ -67,3 +58,5 @@ __all__ = [
     "euclidean_projection",
     "project_box",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

@@ -14,54 +14,45 @@ release, composition and auditing.
 * :mod:`~dpsubmod.privacy.checking` (an exact checker) and :mod:`~dpsubmod.privacy.audit` (a
   black-box auditor, :func:`~dpsubmod.privacy.audit.audit_mechanism`).
 
-The auditor needs ``scipy.stats``, whose import costs about as much as the rest of the package
-together, and no release uses it; :mod:`~dpsubmod.privacy.audit` and its names load on first
-use. ``dpsubmod.privacy.audit`` is always that module; calling it runs ``audit_mechanism``, as
-the earlier ``audit`` function did.
+Every name loads from its module on first use, so a release loads only the pieces it uses
+(the auditor, for one, needs ``scipy.stats``, and no release uses it).
+``dpsubmod.privacy.audit`` is always that module; calling it runs ``audit_mechanism``, as the
+earlier ``audit`` function did.
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
-from .backends import BACKENDS, NoiseBackend, NumpyBackend, SecureBackend, resolve_backend
-from .budget import Budget
-from .budget_file import FileBudget
-from .calibration import (
-    exponential_mechanism_epsilon,
-    exponential_mechanism_weight,
-    gaussian_delta,
-    gaussian_rho,
-    gaussian_sigma,
-    laplace_epsilon,
-    laplace_scale,
-    report_noisy_max_epsilon,
-    report_noisy_max_scale,
-)
-from .checking import ExactCheckResult, exact_check, hockey_stick
-from .composition import COMPOSITIONS, Split, compose, compose_epsilon, split_budget
-from .continual import TreeAggregator
-from .events import PrivacyEvent
-from .filters import FILTERS
-from .kov import advanced_composition, basic_composition, kov_composition
-from .ledger import Ledger, PrivacyReport
-from .mechanisms import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    gaussian,
-    l2_laplace,
-    laplace,
-    permute_and_flip,
-    permute_and_flip_probabilities,
-    report_noisy_max,
-)
-from .plan import PrivacyPlan
-from .zcdp import rho_for_target, zcdp_to_dp
+from .._lazy import lazy_exports
+
+#: Where each exported name is defined; it loads on first use (PEP 562).
+_WHERE = {
+    "backends": ("BACKENDS", "NoiseBackend", "NumpyBackend", "SecureBackend", "resolve_backend",),
+    "budget": ("Budget",),
+    "budget_file": ("FileBudget",),
+    "calibration": (
+        "exponential_mechanism_epsilon", "exponential_mechanism_weight", "gaussian_delta",
+        "gaussian_rho", "gaussian_sigma", "laplace_epsilon", "laplace_scale",
+        "report_noisy_max_epsilon", "report_noisy_max_scale",
+    ),
+    "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
+    "composition": ("COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",),
+    "continual": ("TreeAggregator",),
+    "events": ("PrivacyEvent",),
+    "filters": ("FILTERS",),
+    "kov": ("advanced_composition", "basic_composition", "kov_composition",),
+    "ledger": ("Ledger", "PrivacyReport",),
+    "mechanisms": (
+        "exponential_mechanism", "exponential_mechanism_probabilities", "gaussian", "l2_laplace",
+        "laplace", "permute_and_flip", "permute_and_flip_probabilities", "report_noisy_max",
+    ),
+    "plan": ("PrivacyPlan",),
+    "zcdp": ("rho_for_target", "zcdp_to_dp",),
+    "audit": ("AuditResult", "audit_mechanism", "clopper_pearson"),
+}
 
 if TYPE_CHECKING:
     from . import audit
     from .audit import AuditResult, audit_mechanism, clopper_pearson
-
-_AUDIT_NAMES = frozenset({"AuditResult", "audit_mechanism", "clopper_pearson"})
 
 __all__ = [
     # the budget and its records
@@ -86,14 +77,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # Loads the auditor on first use (PEP 562); importing the submodule also binds
-    # ``dpsubmod.privacy.audit`` to it, so later look-ups do not come here.
-    if name == "audit" or name in _AUDIT_NAMES:
-        module = importlib.import_module(f"{__name__}.audit")
-        return module if name == "audit" else getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _AUDIT_NAMES | {"audit"})
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, modules=("audit",))
