@@ -12,14 +12,15 @@ import argparse
 import os
 from pathlib import Path
 
-from ..privacy.budget_file import FileBudget
-from ..privacy.filters import FILTERS
+from ..privacy._filter_names import FILTERS
 from ._paths import check_output_file
 
 __all__ = ["register"]
 
 
 def _new(args: argparse.Namespace) -> int:
+    from ..privacy.budget_file import FileBudget
+
     if not os.path.lexists(args.file):  # an existing file is refused by name below
         check_output_file("FILE", args.file, example="budget.json")
     fb = FileBudget.create(args.file, args.epsilon, args.delta, args.composition,
@@ -32,6 +33,8 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from ..privacy.budget_file import FileBudget
+
     fb = FileBudget(args.file)
     lines = [f"Budget file {Path(args.file).name}",
              f"  data set: {fb.dataset}",
@@ -54,6 +57,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..privacy.budget_file import FileBudget
+
     fb = FileBudget(args.file)  # refuses (exit 2) a file that is damaged or was modified
     n = len(fb.releases)
     print(f"Budget file {Path(args.file).name} is intact: data set {fb.dataset!r}, {n} "
@@ -62,6 +67,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _upgrade(args: argparse.Namespace) -> int:
+    from ..privacy.budget_file import FileBudget
+
     fb = FileBudget.upgrade(args.file, dataset=args.dataset)
     print(f"Upgraded {Path(args.file).name} to format version 2: bound to the data set "
           f"{fb.dataset!r}, {len(fb.releases)} release(s) kept, the data file's hash removed.")

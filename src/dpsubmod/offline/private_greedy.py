@@ -31,10 +31,11 @@ weight ``exp(eps_step q / (4 Delta / c_min))``, which spends only half of each s
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,10 +61,12 @@ from ._common import (
     require_finite,
     resolve,
 )
-from .decomposable import gupta_privacy, gupta_step_epsilon, private_greedy_decomposable
 from .guarantees import em_greedy_guarantee, max_feasible_size
 from .registry import register
 from .result import Result
+
+if TYPE_CHECKING:
+    from .decomposable import gupta_privacy, gupta_step_epsilon, private_greedy_decomposable
 
 __all__ = [
     "private_greedy",
@@ -73,6 +76,17 @@ __all__ = [
     "gupta_privacy",
     "greedy_path_distribution",
 ]
+
+#: Names defined in :mod:`dpsubmod.offline.decomposable` and also reachable here; that module
+#: (and scipy.optimize with it) loads on first use (PEP 562), not with the exponential-mechanism
+#: greedy.
+_DECOMPOSABLE = frozenset({"private_greedy_decomposable", "gupta_step_epsilon", "gupta_privacy"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DECOMPOSABLE:
+        return getattr(importlib.import_module(f"{__package__}.decomposable"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # ---------------------------------------------------------------------------------------------
 # budget

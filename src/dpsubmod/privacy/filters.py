@@ -42,19 +42,13 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 
+from ._filter_names import FILTERS
 from .events import PrivacyEvent
 from .exact import float_down, float_up
 from .zcdp import rho_for_target, zcdp_to_dp
 
 __all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack", "exact_sum"]
 
-#: Adaptive rules a Budget may use, with the reference printed in its statements.
-FILTERS: dict[str, str] = {
-    "basic": "basic composition as a privacy filter (Rogers, Roth, Ullman & Vadhan 2016)",
-    "advanced": "the advanced-composition filter of Whitehouse, Ramdas, Rogers & Wu (ICML 2023)",
-    "zcdp": "a zCDP (Renyi) filter (Feldman & Zrnic 2021) converted by Canonne, Kamath & "
-            "Steinke 2020",
-}
 
 #: Relative inflation of a level computed in floating point (logarithms, square roots, a few
 #: products: each within one or two units in the last place), so that the rounded-out value is

@@ -1,0 +1,115 @@
+"""Packages load their names on first use (PEP 562): every public address still works, and the
+select path does not load what it does not use. Selections are pinned at a fixed seed (the
+figures were produced by the code before the lazy loading)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import dpsubmod
+
+LAZY = ["dpsubmod", "dpsubmod.offline", "dpsubmod.privacy", "dpsubmod.functions",
+        "dpsubmod.constraints", "dpsubmod.datasets", "dpsubmod.polytopes",
+        "dpsubmod.extensions"]
+
+
+@pytest.mark.parametrize("name", LAZY)
+def test_every_name_in_all_resolves_and_is_listed(name):
+    module = importlib.import_module(name)
+    assert module.__all__
+    for attr in module.__all__:
+        assert getattr(module, attr) is not None, attr
+        assert attr in dir(module)
+        ns: dict = {}
+        exec(f"from {name} import {attr}", ns)  # the import address works too
+        assert ns[attr] is getattr(module, attr)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018
+
+
+def test_subpackages_are_attributes_of_the_package():
+    for sub in ("functions", "constraints", "privacy", "offline", "online", "datasets"):
+        assert isinstance(getattr(dpsubmod, sub), types.ModuleType)
+    assert callable(dpsubmod.privacy.audit)  # the auditor module, callable as before
+
+
+def _run(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_import_dpsubmod_loads_no_subpackage_or_scipy():
+    out = _run("import sys, dpsubmod; print(sorted(m for m in sys.modules if "
+               "m.startswith(('dpsubmod.', 'scipy', 'networkx'))))")
+    assert out.strip() == "['dpsubmod._lazy', 'dpsubmod._version', 'dpsubmod.errors']"
+
+
+def test_function_named_like_its_module_stays_the_function():
+    # online.comparators imports the submodule dpsubmod.offline.minimize first
+    out = _run("import dpsubmod.online.comparators\n"
+               "from dpsubmod.offline import minimize, greedy, dpcg, private_greedy\n"
+               "import dpsubmod.offline as o\n"
+               "print(all(callable(x) and not isinstance(x, type(o)) for x in "
+               "(minimize, greedy, dpcg, private_greedy, o.minimize, o.greedy)))")
+    assert out.strip() == "True"
+
+
+def test_registry_lists_every_shipped_method_where_it_is_defined():
+    from dpsubmod.offline import registry
+
+    for kind in registry.KINDS:
+        registry.list_methods(kind=kind)
+    for (kind, name), module in registry.SHIPPED.items():
+        spec = registry.get_method(name, kind=kind)
+        assert spec.fn.__module__ == f"dpsubmod.offline.{module}", name
+    assert {k for k in registry._REGISTRY if k[1] in {n for _, n in registry.SHIPPED}} \
+        == set(registry.SHIPPED)
+
+
+def _select_args(data, out):
+    return ["select", str(data), "--task", "facility-location", "--grid", "20x20",
+            "--bounds", "lat=40.6,40.9", "--bounds", "lon=-74.1,-73.8", "--k", "10",
+            "--epsilon", "1", "--backend", "numpy", "--seed", "0", "--out", str(out)]
+
+
+@pytest.fixture
+def tiny_csv(tmp_path):
+    X = np.random.default_rng(0).uniform([40.6, -74.1], [40.9, -73.8], size=(300, 2))
+    path = tmp_path / "records.csv"
+    np.savetxt(path, X, delimiter=",", header="lat,lon", comments="")
+    return path
+
+
+def test_select_path_leaves_out_what_it_does_not_use(tiny_csv, tmp_path):
+    code = ("import sys, json\nfrom dpsubmod.cli import main\n"
+            f"assert main({_select_args(tiny_csv, tmp_path / 'r.json')!r}) == 0\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    mods = set(json.loads(_run(code).strip().splitlines()[-1]))
+    for heavy in ("networkx", "dpsubmod.offline.continuous_greedy", "dpsubmod.offline.dpcg",
+                  "dpsubmod.offline.ksubmodular", "dpsubmod.offline.decomposable",
+                  "dpsubmod.privacy.audit", "dpsubmod.online"):
+        assert heavy not in mods, heavy
+
+
+def test_select_and_from_records_draws_are_unchanged(tiny_csv, tmp_path):
+    from dpsubmod import maximize
+    from dpsubmod.cli import main
+    from dpsubmod.functions import FacilityLocation
+
+    rng = np.random.default_rng(7)
+    P, C = rng.normal(size=(500, 2)), rng.normal(size=(40, 2))
+    for f in (FacilityLocation.from_records(P, C, bandwidth=0.5),
+              FacilityLocation.from_chunks(P, C, bandwidth=0.5)):
+        r = maximize(f, 5, method="private_greedy", epsilon=1.0, rng=3, backend="numpy")
+        assert list(map(int, r.selection)) == [20, 23, 22, 35, 29]
+    out = tmp_path / "release.json"
+    assert main(_select_args(tiny_csv, out)) == 0
+    assert json.loads(out.read_text())["selection"] == [256, 352, 88, 199, 148, 245, 213, 223,
+                                                        142, 2]
