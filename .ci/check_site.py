@@ -6,13 +6,17 @@ and its visible text outside code (``<code>``, ``<pre>``), scripts, styles and m
 (``:func:`x```, ``:class:``, ``:math:``...), no reStructuredText directive (``.. math::``), and
 no raw LaTeX (``\\epsilon``, ``\\frac{``, ``x_{i}``, ``$...$``, ``\\(``). A math element must
 also be well formed: its text is delimited as arithmatex's generic mode writes it
-(``\\(...\\)`` inline, ``\\[...\\]`` display) so the renderer finds it. Exit status 1 lists
-each finding with its page and an excerpt.
+(``\\(...\\)`` inline, ``\\[...\\]`` display) so the renderer finds it, and, when Node.js is
+installed, the bundled KaTeX must parse it (strict mode; without Node.js this step is skipped
+and says so). Exit status 1 lists each finding with its page and an excerpt.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -27,6 +31,22 @@ RAW = {
     "LaTeX sub/superscript": re.compile(r"[_^]\{"),
     "dollar math": re.compile(r"\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$"),
 }
+KATEX = Path(__file__).resolve().parents[1] / "docs" / "assets" / "katex" / "katex.min.js"
+#: Parse every formula with the bundled KaTeX, as the site's init script renders it.
+_KATEX_CHECK = """
+const katex = require(process.argv[1]);
+const items = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = [];
+for (const [where, tex] of items) {
+  try {
+    katex.renderToString(tex.slice(2, -2),
+                         {displayMode: tex.startsWith("\\\\["), throwOnError: true,
+                          strict: "error"});
+  } catch (e) { out.push(where + ": KaTeX cannot render " + JSON.stringify(tex.slice(0, 60))
+                         + ": " + e.message.split("\\n")[0]); }
+}
+process.stdout.write(JSON.stringify(out));
+"""
 SKIP_TAGS = {"code", "pre", "script", "style", "kbd", "samp", "textarea"}
 VOID = {"br", "hr", "img", "input", "meta", "link", "source", "wbr", "col", "area", "base",
         "embed", "param", "track"}
@@ -77,11 +97,26 @@ class _Visible(HTMLParser):
             self.text.append(data)
 
 
-def findings(html: str) -> list[str]:
-    """Each raw-markup finding in one page, as ``kind: excerpt``."""
+def _parse(html: str) -> _Visible:
     parser = _Visible()
     parser.feed(html)
     parser.close()
+    return parser
+
+
+def katex_errors(items: list[tuple[str, str]]) -> list[str] | None:
+    """KaTeX's refusals of ``(where, delimited formula)`` items; None without Node.js."""
+    node = shutil.which("node")
+    if node is None or not items:
+        return None if node is None else []
+    done = subprocess.run([node, "-e", _KATEX_CHECK, str(KATEX)], input=json.dumps(items),
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def findings(html: str) -> list[str]:
+    """Each raw-markup finding in one page, as ``kind: excerpt``."""
+    parser = _parse(html)
     out = []
     for chunk in parser.text:
         for kind, pattern in RAW.items():
@@ -101,11 +136,23 @@ def check(site: Path) -> dict[str, list[str]]:
     pages = sorted(site.rglob("*.html"))
     if not pages:
         raise SystemExit(f"{site}: no HTML pages; build the site first (mkdocs build)")
-    result = {}
+    result: dict[str, list[str]] = {}
+    formulas = []
     for page in pages:
-        found = findings(page.read_text(encoding="utf-8"))
+        html = page.read_text(encoding="utf-8")
+        name = page.relative_to(site).as_posix()
+        found = findings(html)
         if found:
-            result[page.relative_to(site).as_posix()] = found
+            result[name] = found
+        formulas += [(name, t.strip()) for t in _parse(html).math
+                     if t.strip()[:2] in ("\\(", "\\[")]
+    errors = katex_errors(formulas)
+    if errors is None:
+        print("check_site: Node.js not found; the formulas were not parsed with KaTeX",
+              file=sys.stderr)
+    for error in errors or []:
+        name, _, text = error.partition(": ")
+        result.setdefault(name, []).append(text)
     return result
 
 

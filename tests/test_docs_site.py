@@ -113,3 +113,15 @@ def test_a_function_shadowing_its_submodule_is_documented():
     assert member.is_alias and member.final_target.is_function
     assert pkg["offline"].members["lazy_greedy"].final_target.is_function
     assert ":math:" not in pkg["offline"].members["minimize"].final_target.docstring.value
+
+
+def test_the_bundled_katex_refuses_a_formula_it_cannot_render():
+    import shutil
+    if shutil.which("node") is None:
+        pytest.skip("Node.js runs the bundled KaTeX")
+    good = ("a.html", "\\(\\sum_{e \\in S} w_e\\)")
+    bad = ("b.html", "\\[\\frac{1}{2\\]")
+    unknown = ("c.html", "\\(\\notacommand x\\)")
+    assert check_site.katex_errors([good]) == []
+    errors = check_site.katex_errors([good, bad, unknown])
+    assert [e.split(":")[0] for e in errors] == ["b.html", "c.html"]
