@@ -1,20 +1,30 @@
-"""A griffe extension for the API reference: Sphinx roles in docstrings as Markdown code.
+"""A griffe extension for the API reference: Sphinx markup in docstrings as Markdown.
 
-The docstrings are numpy style and cross-reference with Sphinx roles (``:func:`maximize```,
-``:class:`~dpsubmod.offline.Result```, ``:math:`f(S)```); Markdown would print the role
-markup as it stands. A role becomes inline code of its target, and a leading ``~`` keeps the
-last dotted part only, as Sphinx shows it.
+The docstrings are numpy style: they cross-reference with Sphinx roles
+(``:func:`maximize```, ``:class:`~dpsubmod.offline.Result```) and write mathematics with the
+``:math:`f(S)``` role and the ``.. math::`` directive. Markdown would print that markup as it
+stands, so before the docstrings are parsed:
+
+- a cross-reference role becomes inline code of its target, a leading ``~`` keeping the last
+  dotted part only, as Sphinx shows it;
+- ``:math:`x``` becomes ``\\(x\\)``, and a ``.. math::`` directive (its argument and its
+  indented body) becomes a display block ``\\[ ... \\]`` at the directive's indentation, one
+  block per blank-line-separated equation. pymdownx.arithmatex (generic mode) turns both into
+  math elements, which the site's bundled KaTeX renders.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 import griffe
 
-_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|math|ref|term):"
+_XREF = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc|const|ref|term):"
                    r"`(~?)([^`]+)`")
+_MATH_ROLE = re.compile(r":math:`([^`]+)`")
+_MATH_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<arg>.*)$")
 
 
 def _code(m: re.Match[str]) -> str:
@@ -24,9 +34,106 @@ def _code(m: re.Match[str]) -> str:
     return f"`{target}`"
 
 
-class SphinxRoles(griffe.Extension):
-    """Rewrite Sphinx roles in every docstring as inline code."""
+def _inline_math(m: re.Match[str]) -> str:
+    return f"\\({m.group(1).strip()}\\)"
 
-    def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
-        if obj.docstring is not None:
-            obj.docstring.value = _ROLE.sub(_code, obj.docstring.value)
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def math_directives(text: str) -> str:
+    """``.. math::`` directives of ``text`` as ``\\[ ... \\]`` blocks (Markdown paragraphs)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _MATH_DIRECTIVE.match(lines[i])
+        if m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent = m.group("indent")
+        body = [m.group("arg")] if m.group("arg").strip() else []
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or _indent_of(lines[j]) > len(indent)):
+            j += 1
+        while j > i + 1 and not lines[j - 1].strip():
+            j -= 1  # trailing blank lines belong to the text after the directive
+        # The argument on the directive line has no indentation of its own: align the body.
+        rest = textwrap.dedent("\n".join(lines[i + 1:j])).split("\n") if j > i + 1 else []
+        equations: list[list[str]] = [[]]
+        for line in body + rest:
+            if line.strip():
+                equations[-1].append(line.strip())
+            elif equations[-1]:
+                equations.append([])
+        if out and out[-1].strip():
+            out.append("")
+        for eq in (e for e in equations if e):
+            out += [f"{indent}\\[", *(f"{indent}{line}" for line in eq), f"{indent}\\]", ""]
+        if j < len(lines) and not lines[j].strip():
+            out.pop()  # the text's own blank line follows
+        i = j
+    return "\n".join(out)
+
+
+def convert(text: str) -> str:
+    """A docstring's Sphinx roles and math directives as Markdown and arithmatex math."""
+    text = math_directives(text)
+    text = _MATH_ROLE.sub(_inline_math, text)
+    return _XREF.sub(_code, text)
+
+
+def _modules(module: griffe.Module) -> list[griffe.Module]:
+    out = [module]
+    for sub in module.modules.values():
+        if not sub.is_alias:
+            out += _modules(sub)
+    return out
+
+
+def shadow_submodules(pkg: griffe.Module) -> list[str]:
+    """Let ``from .name import name`` shadow the submodule ``name``, as it does at run time.
+
+    Griffe keeps the submodule as the package's member, so ``dpsubmod.offline.greedy`` (the
+    function) would be missing from the package's page. Every alias of the package is resolved
+    first (an alias into the submodule walks through it), then the member becomes an alias of
+    the function. Returns the paths that now name the function.
+    """
+    modules = _modules(pkg)
+    for module in modules:
+        for member in list(module.members.values()):
+            if member.is_alias:
+                try:
+                    member.resolve_target()
+                except (griffe.AliasResolutionError, griffe.CyclicAliasError):
+                    pass  # an alias outside the package (a third-party import) stays lazy
+    shadowed = []
+    for module in modules:
+        for name, target in module.imports.items():
+            sub = module.members.get(name)
+            if (target == f"{module.path}.{name}.{name}" and sub is not None
+                    and not sub.is_alias and sub.is_module and name in sub.members):
+                module.members[name] = griffe.Alias(name, sub.members[name], parent=module)
+                shadowed.append(f"{module.path}.{name}")
+    return shadowed
+
+
+def _objects(obj: griffe.Object) -> list[griffe.Object]:
+    out = [obj]
+    for member in obj.members.values():
+        if not member.is_alias:
+            out += _objects(member)
+    return out
+
+
+class SphinxRoles(griffe.Extension):
+    """Rewrite Sphinx markup in every docstring of a package; shadowed submodules as above."""
+
+    def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
+        # Every docstring first: a shadowed submodule leaves the tree the later hooks walk.
+        for obj in _objects(pkg):
+            if obj.docstring is not None:
+                obj.docstring.value = convert(obj.docstring.value)
+        shadow_submodules(pkg)

@@ -334,7 +334,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=("Choose items (facility locations, predictive features, covering sets) "
                      "from a CSV or Parquet file of private records, one row per person, with "
                      "a differentially private method; print the choice and a privacy "
-                     "statement, and write the release to a JSON file."),
+                     "statement, and, with --out, write the release to a JSON file."),
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     # Values such as "-74.02,-73.9" are option values, not options: argparse only recognises a
     # plain negative number by default, so widen its pattern for this subcommand (no option of

@@ -34,8 +34,8 @@ slack ``1e-12``), ``F`` monotone submodular with ``F(empty) >= 0``.
    ``U`` empty and ``F(G) >= OPT``.) This is the "first item that did not fit" of Khuller, Moss
    and Naor (1999), taken among the optimal items because a private step ranks only the items
    that fit. Adding ``o*`` has no error: ``OPT - F(S_l + o*) <= (1 - c_{o*} / b) x_l``. The
-   fractions add up to more than 1 and ``prod (1 - a_j) <= exp(-sum a_j)``, so ``F(S_l + o*)
-   >= (1 - 1/e) OPT - sum_{i<l} c_{e_{i+1}} eta_i``.
+   fractions add up to more than 1 and ``prod (1 - a_j) <= exp(-sum a_j)``, so
+   ``F(S_l + o*) >= (1 - 1/e) OPT - sum_{i<l} c_{e_{i+1}} eta_i``.
 3. ``F(S_l + o*) <= F(G) + F({o*}) <= F(G) + M_1``, ``M_1`` the best singleton that fits.
 4. A draw among ``m`` candidates whose scores fall ``d_j`` short of the best loses
    ``sum u_j ln(1/u_j) / (1 + sum u_j) / w`` in expectation, ``u_j = e^{-w d_j}``; the numerator

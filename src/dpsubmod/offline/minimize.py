@@ -153,10 +153,8 @@ def minimize(f: SetFunction, *, method: str = "auto", tol: float = 1e-9,
           ``{e : x_e < t}`` of the current iterate ``x`` (among them ``{x < 0}``, the minimal
           minimizer at the exact min-norm point, and ``{x <= 0}``, the maximal one), and the best
           set seen is returned. It stops as soon as the duality gap
-
-          .. math:: f(S) - \Bigl(f(\emptyset) + \textstyle\sum_e \min(x_e, 0)\Bigr)
-
-          is at most ``tol`` times the scale of ``f`` (the l1 norm of the first greedy vertex).
+          :math:`f(S) - \bigl(f(\emptyset) + \sum_e \min(x_e, 0)\bigr)` is at most ``tol``
+          times the scale of ``f`` (the l1 norm of the first greedy vertex).
           The bracket is a lower bound on the minimum for every ``x`` in
           :math:`B(f - f(\emptyset))` (weak duality; Bach 2013, Section 10), so the result is
           provably within the reported ``certificate_gap`` of the minimum. The algorithm is exact

@@ -3,8 +3,8 @@ selection (exponential mechanism, report-noisy-max, permute-and-flip).
 
 Conventions shared by every mechanism here.
 
-* **Privacy parameters are keyword-only** and validated at call start (``epsilon`` finite and
-  > 0, ``delta`` in [0, 1), ``sensitivity`` finite and > 0, scores without NaN); a bad value
+* **Privacy parameters are keyword-only** and validated at call start (``epsilon`` finite
+  and > 0, ``delta`` in [0, 1), ``sensitivity`` finite and > 0, scores without NaN); a bad value
   raises a :class:`~dpsubmod.errors.DPSubmodError` subclass naming the argument, and nothing is
   recorded or drawn.
 * **Neighbouring relation.** The mechanisms are agnostic: ``sensitivity`` is the largest change

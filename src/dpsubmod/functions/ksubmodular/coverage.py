@@ -104,14 +104,14 @@ class KCoverage(KSubmodularFunction):
     Two ways to count, chosen by ``mode``:
 
     * ``"union"`` (one reward per record, e.g. k-topic influence: a user counts once, whichever
-      topic reached them)
+      topic reached them):
 
-      .. math:: F(\mathbf x) = \sum_j w_j \,[\exists e: x_e = i \ne 0,\ j \in N_i(e)];
+    .. math:: F(\mathbf x) = \sum_j w_j \,[\exists e: x_e = i \ne 0,\ j \in N_i(e)];
 
     * ``"sum"`` (one reward per record and label, e.g. ad allocation where a user influenced by
-      several agencies counts several times, Example 5.1, or k-type sensor placement)
+      several agencies counts several times, Example 5.1, or k-type sensor placement):
 
-      .. math:: F(\mathbf x) = \sum_{i=1}^{k} \sum_j w_{ij} \,[\exists e: x_e = i,\ j \in N_i(e)].
+    .. math:: F(\mathbf x) = \sum_{i=1}^{k} \sum_j w_{ij} \,[\exists e: x_e = i,\ j \in N_i(e)].
 
     **Monotone k-submodular** in both modes (weights non-negative): every gain
     ``Delta_{e,i} F(x)`` is the weight of the records of ``N_i(e)`` not yet covered (in label i, for
