@@ -25,6 +25,7 @@ from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
+from ...errors import ValidationError
 from ...offline.guarantees import max_feasible_size
 from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
@@ -41,11 +42,13 @@ from ._iid import (
     expected_max_subgaussian,
 )
 
-__all__ = ["PrivateExploreThenCommit", "etc_bound", "default_m"]
+__all__ = ["PrivateExploreThenCommit", "etc_bound", "default_m", "halving_phases"]
+
+SCHEDULES = ("halving", "uniform")
 
 
 def etc_bound(T: int, sizes: list[int], m: int, epsilon: float, *, bound: float = 1.0,
-              ratio: float = 1.0 - 1.0 / math.e) -> float:
+              ratio: float = 1.0 - 1.0 / math.e, schedule: str = "uniform") -> float:
     r"""The stated regret bound of explore-then-commit with ``m`` plays per candidate.
 
     ``sizes`` are the (upper bounds on the) numbers of candidates of the stages. Exploration
@@ -61,18 +64,26 @@ def etc_bound(T: int, sizes: list[int], m: int, epsilon: float, *, bound: float 
     loses at most the largest overestimate plus the largest underestimate). Stages that do not
     fit in ``T`` are not played; then the bound is the trivial ``ratio * bound * T``.
 
+    With ``schedule="halving"`` every phase of :func:`halving_phases` adds its own
+    :math:`\delta` (its :math:`N_r` survivors, its plays in place of ``m``): the survivor with
+    the largest noisy mean is kept, so a phase lowers the best survivor's mean by at most its
+    :math:`\delta`.
+
     >>> round(etc_bound(20000, [12, 11, 10], 322, 1.0)), round((1 - 1 / math.e) * 20000)
     (10674, 12642)
     """
     B = float(bound)
-    explore = m * sum(sizes)
+    phases = [stage_phases(N, m, schedule) for N in sizes]
+    explore = sum(a * p for ph in phases for a, p in ph)
     if explore > T:
         return ratio * B * T
     errs = 0.0
-    for N in sizes:
-        if N > 1:
-            harmonic = sum(1.0 / i for i in range(1, N + 1))
-            errs += 2.0 * expected_max_subgaussian(N, m, B) + 2.0 * B * harmonic / (m * epsilon)
+    for ph in phases:
+        for a, p in ph:
+            if a > 1:
+                harmonic = sum(1.0 / i for i in range(1, a + 1))
+                errs += (2.0 * expected_max_subgaussian(a, p, B)
+                         + 2.0 * B * harmonic / (p * epsilon))
     return min(ratio * B * explore + (T - explore) * errs, ratio * B * T)
 
 
@@ -103,6 +114,38 @@ def default_m(T: int, sizes: list[int], epsilon: float, *, bound: float = 1.0) -
            + float(bound) * harmonic / (ms * float(epsilon)))
     cost = ms * total + T * err
     return int(ms[int(np.argmin(cost))])
+
+
+def halving_phases(N: int, m: int) -> list[tuple[int, int]]:
+    r"""A stage's public schedule under ``schedule="halving"``: the ``(survivors, plays)`` of
+    each phase for ``N`` candidates and a budget of ``m * N`` rounds.
+
+    Sequential halving (Karnin, Koren and Somekh, ICML 2013): :math:`L = \lceil \log_2 N
+    \rceil` phases share the budget equally; phase ``r`` plays each of its :math:`N_r`
+    survivors :math:`\max(1, \lfloor m N / (L N_r) \rfloor)` times and keeps the
+    :math:`\lceil N_r / 2 \rceil` largest noisy means of its own rounds. One candidate needs
+    no phase. Only public numbers enter: which candidates survive is the released choice.
+
+    >>> halving_phases(12, 18)
+    [(12, 4), (6, 9), (3, 18), (2, 27)]
+    >>> halving_phases(1, 18)
+    []
+    """
+    phases: list[tuple[int, int]] = []
+    if N <= 1:
+        return phases
+    L = math.ceil(math.log2(N))
+    alive = int(N)
+    while alive > 1:
+        phases.append((alive, max(1, (int(m) * int(N)) // (L * alive))))
+        alive = (alive + 1) // 2
+    return phases
+
+
+def stage_phases(N: int, m: int, schedule: str = "uniform") -> list[tuple[int, int]]:
+    """The ``(candidates, plays)`` of a stage's phases: one phase of ``m`` plays each
+    (``"uniform"``), or :func:`halving_phases` (``"halving"``)."""
+    return halving_phases(N, m) if schedule == "halving" else [(int(N), int(m))]
 
 
 class PrivateExploreThenCommit(Learner):
@@ -188,13 +231,14 @@ class PrivateExploreThenCommit(Learner):
     assumption = "iid"
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, m: int | None = None,
-                 restart: int | None = None, bound: float = 1.0, backend: Any = None,
-                 rng: RNGLike = None, budget: Any = None):
+                 schedule: str = "halving", restart: int | None = None, bound: float = 1.0,
+                 backend: Any = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
         self.epsilon = epsilon
         self.m = m
+        self.schedule = schedule
         self.restart = restart
         self.bound = bound
         self.backend = backend
@@ -212,6 +256,11 @@ class PrivateExploreThenCommit(Learner):
         if self.m is not None:
             check_int(self.m, "m", low=1, caller=name,
                       fix="m is the number of plays of each candidate in a stage.")
+        if self.schedule not in SCHEDULES:
+            raise ValidationError(
+                f"The 'schedule' parameter of {name} must be one of {SCHEDULES}; got "
+                f"{self.schedule!r}. Use 'halving' (sequential halving within each stage, the "
+                "default) or 'uniform' (every candidate played m times).")
         if self.restart is not None:
             check_int(self.restart, "restart", low=1, caller=name,
                       fix="restart is the public period, in rounds, after which the learner "
@@ -258,12 +307,13 @@ class PrivateExploreThenCommit(Learner):
                                     theorem=f"{type(self).__name__} under a knapsack: no "
                                             "regret bound is derived", assumption="iid")
         bound = sum(etc_bound(P, self._sizes(), self._m(), float(self.epsilon), bound=B,
-                              ratio=ratio) for P in self._periods())
+                              ratio=ratio, schedule=self.schedule) for P in self._periods())
         return regret_guarantee(bound, ratio * B * T, units=units, theorem=(
             "i.i.d. rounds: exploration rounds at most ratio * bound each, commit rounds at "
             "most the greedy's summed stage errors (Nemhauser-Wolsey-Fisher with additive "
             "errors; Nie et al. 2023): 2 bound sqrt(ln N_i / 2m) + 2 bound H_{N_i} / "
-            "(m epsilon) per stage"
+            "(plays epsilon) per phase of each stage (one phase of m plays, or the "
+            "sequential-halving phases)"
             + ("; summed over the restart periods" if self.restart is not None else "")),
             assumption="iid")
 
@@ -274,12 +324,13 @@ class PrivateExploreThenCommit(Learner):
     def _build_plan(self) -> PrivacyPlan:
         eps = float(self.epsilon)
         m = self._m()
-        stages = max_feasible_size(self._constraint) * len(self._periods())
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=stages,
-                          note=f"one vector of noisy candidate means per greedy stage (up to "
-                               f"{stages}, over {len(self._periods())} period(s)), l1 "
-                               f"sensitivity bound / m = "
-                               f"{self._mean_sensitivity(m):.6g}; disjoint rounds")
+        releases = len(self._periods()) * sum(
+            len(stage_phases(N, m, self.schedule)) for N in self._sizes())
+        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=max(releases, 1),
+                          note=f"one vector of noisy candidate means per phase of a greedy "
+                               f"stage (up to {releases}, over {len(self._periods())} "
+                               f"period(s)), l1 sensitivity bound / plays of the phase; "
+                               f"disjoint rounds")
         return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
@@ -293,6 +344,8 @@ class PrivateExploreThenCommit(Learner):
         self._set = np.zeros(n, dtype=bool)
         self._cands = np.zeros(0, dtype=int)
         self._sums = np.zeros(0)
+        self._phases: list[tuple[int, int]] = []
+        self._phase = 0
         self._pos = 0
         self._committed = False
         self._stage = 0
@@ -302,16 +355,27 @@ class PrivateExploreThenCommit(Learner):
         self._params = {"n": n, "T": int(self.T), "k": self.k, "epsilon": float(self.epsilon),
                         "bound": float(self.bound), "m": m,
                         "stages": max_feasible_size(self._constraint),
-                        "exploration_rounds": m * sum(self._sizes()),
+                        "schedule": self.schedule,
+                        "exploration_rounds": sum(a * p for N in self._sizes()
+                                                  for a, p in stage_phases(N, m, self.schedule)),
                         "restart": self.restart, "periods": len(self._periods())}
 
     def _start_stage(self) -> None:
-        cands = np.flatnonzero(self._constraint.can_add(self._set))
-        left = self._period_end - self._round
-        if cands.size == 0 or cands.size * self._m() > left:
-            self._committed = True
-            return
+        while True:
+            cands = np.flatnonzero(self._constraint.can_add(self._set))
+            phases = stage_phases(cands.size, self._m(), self.schedule)
+            left = self._period_end - self._round
+            if cands.size == 0 or sum(a * p for a, p in phases) > left:
+                self._committed = True
+                return
+            if phases:
+                break
+            # A lone candidate under halving: nothing to compare, so it is added unplayed.
+            self._set[cands[0]] = True
+            self._stage += 1
         self._cands = cands
+        self._phases = phases
+        self._phase = 0
         self._sums = np.zeros(cands.size)
         self._pos = 0
 
@@ -323,7 +387,8 @@ class PrivateExploreThenCommit(Learner):
             self._committed = False
             self._pos = 0
             self._stage = 0
-        if not self._committed and self._pos == 0:
+            self._phase = 0
+        if not self._committed and self._pos == 0 and self._phase == 0:
             self._start_stage()
         mask = self._set.copy()
         if not self._committed:
@@ -336,11 +401,21 @@ class PrivateExploreThenCommit(Learner):
             return
         self._sums[self._played] += min(max(float(value), 0.0), float(self.bound))
         self._pos += 1
-        m = self._m()
-        if self._pos == self._cands.size * m:
-            noisy = mech.laplace(self._sums / m, epsilon=float(self.epsilon),
-                                 sensitivity=self._mean_sensitivity(m),
-                                 budget=self._allowance, **self._noise_kw)
-            self._set[self._cands[int(np.argmax(np.atleast_1d(noisy)))]] = True
-            self._stage += 1
+        plays = self._phases[self._phase][1]
+        if self._pos == self._cands.size * plays:
+            noisy = np.atleast_1d(mech.laplace(self._sums / plays, epsilon=float(self.epsilon),
+                                               sensitivity=self._mean_sensitivity(plays),
+                                               budget=self._allowance, **self._noise_kw))
             self._pos = 0
+            self._phase += 1
+            if self._phase < len(self._phases):
+                # Keep the survivors with the largest noisy means (stable order on ties), in
+                # their index order, and start the next phase's round robin on them.
+                keep = self._phases[self._phase][0]
+                top = np.sort(np.argsort(-noisy, kind="stable")[:keep])
+                self._cands = self._cands[top]
+                self._sums = np.zeros(keep)
+                return
+            self._set[self._cands[int(np.argmax(noisy))]] = True
+            self._stage += 1
+            self._phase = 0
