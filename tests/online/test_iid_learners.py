@@ -130,7 +130,8 @@ def test_etc_guarantee_is_the_stated_bound():
     assert g.bound == pytest.approx(etc_bound(50000, [4, 3], 300, 1.0, schedule="halving"))
     assert not g.vacuous
     # Hand computation of the halving bound: phases (4, 150), (2, 300) and (3, 150),
-    # (2, 225); exploration 2100 rounds (as the uniform schedule's 300 * 7), then every phase's error on the commit rounds.
+    # (2, 225); exploration 2100 rounds (as the uniform schedule's 300 * 7), then every
+    # phase's error on the commit rounds.
     errs = sum(2 * math.sqrt(math.log(a) / (2 * p)) + 2 * sum(1 / i for i in range(1, a + 1)) / p
                for a, p in ((4, 150), (2, 300), (3, 150), (2, 225)))
     assert g.bound == pytest.approx((1 - 1 / math.e) * 2100 + (50000 - 2100) * errs)
