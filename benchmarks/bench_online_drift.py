@@ -24,7 +24,11 @@ import numpy as np
 
 from _harness import Report, Target
 from bench_online_iid import DATA, K, default_data, references
-from dpsubmod.experiments.online_maximization import load_uber, uber_stream_builder
+from dpsubmod.experiments.online_maximization import (
+    drifting_builder,
+    load_uber,
+    uber_stream_builder,
+)
 from dpsubmod.online import FunctionStream, PrivateEpochGreedy, PrivateExploreThenCommit, run
 
 PAIRS = {
@@ -41,14 +45,9 @@ PAIRS = {
 
 def drifting(build, T: int, rng: np.random.Generator):
     """The instance of ``build`` with its rounds sorted by the rider's latitude (the candidate
-    grid's rows run south to north: a rider's nearest row moves north over the run)."""
-    inst = build(T, rng)
-    # The similarity row of each rider: its best candidate's grid row orders the riders
-    # (stable in the draw order within a row), a public-geometry proxy of latitude.
-    rows = [int(np.argmax(f.similarity[0])) // 3 for f in inst.functions]
-    order = np.argsort(rows, kind="stable")
-    inst.functions = [inst.functions[i] for i in order]
-    return inst
+    grid's rows run south to north: a rider's nearest row moves north over the run); the
+    experiments' ``--dataset uber-drift`` stream."""
+    return drifting_builder(build)(T, rng)
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -58,8 +57,10 @@ def main(argv: list[str] | None = None) -> Report:
     p.add_argument("--horizons", type=int, nargs="+", default=[2000, 20000])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--learners", nargs="*", default=None, choices=sorted(PAIRS))
     p.add_argument("--data", default=None, help=f"path to {DATA}")
     args = p.parse_args(argv)
+    pairs = {name: PAIRS[name] for name in (args.learners or PAIRS)}
     if args.quick:
         args.horizons, args.seeds = [2000], 2
     rep = Report("online_drift")
@@ -73,12 +74,12 @@ def main(argv: list[str] | None = None) -> Report:
             f"{'random':>9}")
     lines = [head, "-" * len(head)]
     for T in args.horizons:
-        got = {name: ([], []) for name in PAIRS}
+        got = {name: ([], []) for name in pairs}
         refs = []
         for s in range(args.seeds):
             inst = drifting(build, T, np.random.default_rng(np.random.SeedSequence([T, s])))
             refs.append(references(inst, T))
-            for name, (plain, option, _) in PAIRS.items():
+            for name, (plain, option, _) in pairs.items():
                 for i, make in enumerate((plain, option)):
                     tr = run(make(inst.n, T, args.epsilon, s), FunctionStream(inst.functions),
                              comparator=None, progress=False)

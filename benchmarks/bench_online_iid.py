@@ -9,8 +9,9 @@ repository root; the benchmark says so and stops when the file is absent).
 For each horizon and seed one stream is drawn and every learner plays it (paired), with its
 defaults at ``epsilon`` (``PrivateEpochGreedy``: doubling epochs from one round, the private
 greedy on the previous epoch's mean; ``PrivateExploreThenCommit``: greedy stages with the
-default ``m``). Printed beside them, on the same streams: the greedy set in hindsight and a
-uniformly random 3-set (its exact expectation), per round.
+default ``m`` and sequential halving within each stage). Printed beside them, on the same
+streams: the greedy set in hindsight and a uniformly random 3-set (its exact expectation),
+per round.
 
 Targets (issue 26; the prototypes' means rounded down): epoch greedy >= 0.49 at T = 2000;
 explore-then-commit >= 0.40 at T = 2000 and >= 0.48 at T = 20,000. Quality, not speed, is

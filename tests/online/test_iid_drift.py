@@ -90,7 +90,8 @@ def test_etc_restart_schedule_plan_and_guarantee():
     learner = PrivateExploreThenCommit(4, 1000, 2, epsilon=1.0, restart=300)
     p = learner.resolved_params
     assert p["periods"] == 4 and p["restart"] == 300
-    assert learner.plan.events[0].count == 2 * 4 and learner.privacy.epsilon == 1.0
+    # Up to two halving phases (4 -> 2 -> 1, 3 -> 2 -> 1) per stage, two stages per period.
+    assert learner.plan.events[0].count == 2 * 2 * 4 and learner.privacy.epsilon == 1.0
     plain = PrivateExploreThenCommit(4, 300, 2, epsilon=1.0)
     assert p["m"] == plain.resolved_params["m"]
     assert learner.guarantee.assumption == "iid"

@@ -23,7 +23,11 @@ from dpsubmod.online import (
     run,
 )
 from dpsubmod.online.maximization.epoch_greedy import epoch_lengths
-from dpsubmod.online.maximization.explore_then_commit import default_m, etc_bound
+from dpsubmod.online.maximization.explore_then_commit import (
+    default_m,
+    etc_bound,
+    halving_phases,
+)
 from dpsubmod.privacy import Budget
 
 N, K = 4, 2
@@ -97,10 +101,18 @@ def test_etc_default_m_and_plan():
     assert default_m(2000, [12, 11, 10], 1.0) == 18
     # A smaller epsilon explores more (the privacy term T / (m epsilon) pulls m up).
     assert default_m(2000, [12, 11, 10], 0.1) > default_m(2000, [12, 11, 10], 1.0)
-    learner = PrivateExploreThenCommit(N, 1000, K, epsilon=1.0)
+    learner = PrivateExploreThenCommit(N, 1000, K, epsilon=1.0, schedule="uniform")
     p = learner.resolved_params
     assert p["m"] == default_m(1000, [4, 3], 1.0) and p["exploration_rounds"] == 7 * p["m"]
     assert learner.plan.events[0].count == K
+    # The default, sequential halving: the same m sets each stage's budget m * N_i; two
+    # phases per stage (4 -> 2 -> 1 and 3 -> 2 -> 1), one release each.
+    learner = PrivateExploreThenCommit(N, 1000, K, epsilon=1.0)
+    p, m = learner.resolved_params, default_m(1000, [4, 3], 1.0)
+    assert p["m"] == m and p["schedule"] == "halving"
+    assert halving_phases(4, m) == [(4, m // 2), (2, m)]
+    assert p["exploration_rounds"] == 4 * (m // 2) + 2 * m + 3 * (m // 2) + 2 * (3 * m // 4)
+    assert learner.plan.events[0].count == 4 and learner.privacy.epsilon == 1.0
 
 
 @pytest.mark.parametrize("name", sorted(MAKERS))
@@ -114,7 +126,16 @@ def test_guarantee_names_iid_rounds(name):
 
 
 def test_etc_guarantee_is_the_stated_bound():
-    learner = PrivateExploreThenCommit(N, 50000, K, epsilon=1.0, m=300)
+    g = PrivateExploreThenCommit(N, 50000, K, epsilon=1.0, m=300).guarantee
+    assert g.bound == pytest.approx(etc_bound(50000, [4, 3], 300, 1.0, schedule="halving"))
+    assert not g.vacuous
+    # Hand computation of the halving bound: phases (4, 150), (2, 300) and (3, 150),
+    # (2, 225); exploration 2100 rounds (as the uniform schedule's 300 * 7), then every
+    # phase's error on the commit rounds.
+    errs = sum(2 * math.sqrt(math.log(a) / (2 * p)) + 2 * sum(1 / i for i in range(1, a + 1)) / p
+               for a, p in ((4, 150), (2, 300), (3, 150), (2, 225)))
+    assert g.bound == pytest.approx((1 - 1 / math.e) * 2100 + (50000 - 2100) * errs)
+    learner = PrivateExploreThenCommit(N, 50000, K, epsilon=1.0, m=300, schedule="uniform")
     g = learner.guarantee
     assert g.bound == pytest.approx(etc_bound(50000, [4, 3], 300, 1.0))
     assert not g.vacuous
@@ -186,6 +207,8 @@ def test_learner_specific_bad_parameters():
         PrivateEpochGreedy(N, 100, K, epsilon=1.0, first_epoch=0)
     with pytest.raises(DPSubmodError, match="'m'"):
         PrivateExploreThenCommit(N, 100, K, epsilon=1.0, m=0)
+    with pytest.raises(DPSubmodError, match="'schedule'.*'halving'"):
+        PrivateExploreThenCommit(N, 100, K, epsilon=1.0, schedule="doubling")
 
 
 def test_secure_backend_runs_under_the_same_statement():

@@ -29,6 +29,7 @@ from dpsubmod.functions import Modular
 from dpsubmod.offline.private_greedy import greedy_path_distribution
 from dpsubmod.online import PrivateEpochGreedy, PrivateExploreThenCommit
 from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
+from dpsubmod.online.maximization.explore_then_commit import stage_phases
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.calibration import exponential_mechanism_weight
 from oracles import chi_square_pvalue
@@ -145,45 +146,61 @@ def _argmax_law(mu: np.ndarray, b: float) -> np.ndarray:
     return np.array(out)
 
 
-def _etc_law(stream, n: int, k: int, m: int, scale: float = 1.0) -> dict:
-    """Exact law of the stages' choices (which fix every played set): the stages play their
-    candidates round robin, ``m`` times each, and pick the argmax of the Laplace-noised means."""
-    b = scale / (m * EPS)
+def _etc_law(stream, n: int, k: int, m: int, scale: float = 1.0,
+             schedule: str = "uniform") -> dict:
+    """Exact law of the whole sequence of played sets. A stage's phases
+    (:func:`stage_phases`) play their survivors round robin; each phase's Laplace-noised means
+    keep the largest ``keep`` survivors (the next phase's count, 1 after the last phase): the
+    argmax when ``keep == 1``, all but the argmin when ``keep == survivors - 1`` (the only
+    cases these tiny instances reach)."""
+    b1 = scale / EPS
     law: dict = {}
 
-    def walk(S: list, t: int, path: tuple, p: float) -> None:
-        cands = [e for e in range(n) if e not in S]
-        if len(S) == k or len(cands) * m > len(stream) - t:
-            law[path] = law.get(path, 0.0) + p
-            return
-        sums = np.zeros(len(cands))
-        for r in range(len(cands) * m):
-            c = r % len(cands)
-            sums[c] += min(max(stream[t + r](sorted([*S, cands[c]])), 0.0), 1.0)
-        for c, q in zip(cands, _argmax_law(sums / m, b)):
-            walk([*S, c], t + len(cands) * m, (*path, c), p * q)
+    def finish(S: list, t: int, played: tuple, p: float) -> None:
+        key = (*played, *[tuple(sorted(S))] * (len(stream) - t))
+        law[key] = law.get(key, 0.0) + p
 
-    walk([], 0, (), 1.0)
+    def stage(S: list, t: int, played: tuple, p: float) -> None:
+        cands = [e for e in range(n) if e not in S]
+        phases = stage_phases(len(cands), m, schedule)
+        if len(S) == k or sum(a * q for a, q in phases) > len(stream) - t:
+            finish(S, t, played, p)
+            return
+        phase(S, cands, phases, 0, t, played, p)
+
+    def phase(S, alive, phases, r, t, played, p) -> None:
+        plays = phases[r][1]
+        sums = np.zeros(len(alive))
+        for i in range(len(alive) * plays):
+            c = i % len(alive)
+            A = tuple(sorted([*S, alive[c]]))
+            played = (*played, A)
+            sums[c] += min(max(stream[t + i](list(A)), 0.0), 1.0)
+        t += len(alive) * plays
+        keep = phases[r + 1][0] if r + 1 < len(phases) else 1
+        mu = sums / plays
+        if keep == 1:
+            for c, q in zip(alive, _argmax_law(mu, b1 / plays)):
+                stage([*S, c], t, played, p * q)
+            return
+        assert keep == len(alive) - 1
+        for j, q in enumerate(_argmax_law(-mu, b1 / plays)):
+            phase(S, [c for i, c in enumerate(alive) if i != j], phases, r + 1, t, played,
+                  p * q)
+
+    stage([], 0, (), 1.0)
     return law
 
 
-def _etc_play(cls, stream, n: int, k: int, m: int, rng) -> tuple:
-    """The stages' choices of one run of the learner, read from its played sets: stage ``i``'s
-    choice is in every set of stage ``i + 1``, and the last one completes the committed set."""
-    learner = cls(n, len(stream), k, epsilon=EPS, m=m, rng=rng)
+def _etc_play(cls, stream, n: int, k: int, m: int, rng, schedule: str = "uniform") -> tuple:
+    """The sequence of sets one run of the learner plays."""
+    learner = cls(n, len(stream), k, epsilon=EPS, m=m, schedule=schedule, rng=rng)
     played = []
     for f in stream:
         S = learner.select()
-        played.append(set(S))
+        played.append(tuple(sorted(S)))
         learner.update(f(S))
-    t, chosen = n * m, []
-    for i in range(1, k):
-        size = (n - i) * m
-        (e,) = set.intersection(*played[t:t + size]) - set(chosen)
-        chosen.append(e)
-        t += size
-    (last,) = played[-1] - set(chosen)
-    return (*chosen, last)
+    return tuple(played)
 
 
 # n = 3, k = 2, m = 1: stage 1 plays {0}, {1}, {2}; stage 2 the two pairs; then one commit
@@ -240,5 +257,58 @@ def test_etc_oracle_matches_the_learner(cls, scale):
     counts = dict.fromkeys(keys, 0)
     for g in np.random.default_rng(11).spawn(3000):
         counts[_etc_play(cls, ETC_D, 3, 2, 1, g)] += 1
+    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
+                             np.array([law[s] for s in keys])) > 1e-4
+
+
+# The default schedule, sequential halving: n = 3, k = 2, m = 1 gives stage 1 a phase of the
+# three singletons (keeping two) and a phase of the two survivors, stage 2 one phase of the two
+# pairs, then one commit round (8 rounds).
+HALVING_FILL = [Modular([0.0, 1.0, 1.0])] * 7
+HALVING_D = [Modular([1.0, 0.0, 0.0]), *HALVING_FILL]
+HALVING_D_PRIME = [Modular([0.0, 0.0, 0.0]), *HALVING_FILL]
+
+
+def _halving_law(d, scale: float = 1.0) -> dict:
+    return _etc_law(d, 3, 2, 1, scale, schedule="halving")
+
+
+def test_etc_halving_schedule_of_the_tiny_instance():
+    assert stage_phases(3, 1, "halving") == [(3, 1), (2, 1)]
+    assert stage_phases(2, 1, "halving") == [(2, 1)]
+    law = _halving_law(HALVING_D)
+    assert sum(law.values()) == pytest.approx(1.0, abs=1e-9)
+    # Every played sequence has 8 sets: 3 + 2 exploring stage 1, 2 stage 2, 1 commit.
+    assert {len(key) for key in law} == {8}
+
+
+@pytest.mark.parametrize("scale,ok", [(1.0, True), (0.5, False)])
+def test_etc_halving_exact_law_first_phase_round_replaced(scale, ok):
+    res = exact_check(lambda d: _halving_law(d, scale), HALVING_D, HALVING_D_PRIME, epsilon=EPS,
+                      tol=1e-6)
+    assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+
+
+@pytest.mark.parametrize("scale,ok", [(1.0, True), (0.5, False)])
+def test_etc_halving_exact_law_second_phase_round_replaced(scale, ok):
+    # Round 3 is the second phase's first play, whose set depends on the first phase's
+    # released survivors: reward 1 on D, 0 on D', whichever singleton is played.
+    fill = [Modular([0.3, 0.0, 0.2])] * 7
+    D = [*fill[:3], Modular([1.0, 1.0, 1.0]), *fill[3:]]
+    D_prime = [*fill[:3], Modular([0.0, 0.0, 0.0]), *fill[3:]]
+    res = exact_check(lambda d: _halving_law(d, scale), D, D_prime, epsilon=EPS, tol=1e-6)
+    assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls,scale", [(PrivateExploreThenCommit, 1.0), (_HalfNoiseETC, 0.5)])
+def test_etc_halving_oracle_matches_the_learner(cls, scale):
+    # 3000 runs of the learner (default schedule) against the quadrature law of its whole
+    # played sequence; chi-square, small cells pooled; false-alarm rate 1e-4 per case.
+    law = _halving_law(HALVING_D, scale)
+    keys = sorted(law)
+    counts = dict.fromkeys(keys, 0)
+    for g in np.random.default_rng(12).spawn(3000):
+        counts[_etc_play(cls, HALVING_D, 3, 2, 1, g, schedule="halving")] += 1
     assert chi_square_pvalue(np.array([counts[s] for s in keys]),
                              np.array([law[s] for s in keys])) > 1e-4

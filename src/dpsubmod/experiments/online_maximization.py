@@ -55,6 +55,7 @@ from ..online import (
     FIDP,
     BanditDP,
     BanditOnlineGreedy,
+    BatchedPrivateBandit,
     DPMetaFrankWolfe,
     FunctionStream,
     Hindsight,
@@ -66,12 +67,14 @@ from ..online import (
     PresampledBanditDP,
     PrivateEpochGreedy,
     PrivateExploreThenCommit,
+    PrivateTreeExperts,
     run,
 )
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["main", "load_uber", "uber_stream_builder", "karate_stream_builder", "LEARNERS",
+__all__ = ["main", "load_uber", "uber_stream_builder", "drifting_builder",
+           "karate_stream_builder", "LEARNERS",
            "run_grid", "plot_regret_vs_T", "plot_regret_vs_epsilon"]
 
 #: Public candidate grid over Manhattan (latitude, longitude bounds) and its shape.
@@ -134,6 +137,25 @@ def uber_stream_builder(points: np.ndarray, *, rows: int = 4, cols: int = 3,
         return StreamInstance(fs, C.shape[0], value_of, "uber")
 
     return build
+
+
+def drifting_builder(build: Callable[[int, np.random.Generator], StreamInstance], *,
+                     cols: int = 3) -> Callable[[int, np.random.Generator], StreamInstance]:
+    """``build`` with each instance's rounds sorted by the rider's nearest grid row (the grid's
+    rows of ``cols`` candidates run south to north, a public-geometry proxy of latitude; stable
+    in the draw order within a row): the riders drift from the south of Manhattan to the north
+    over the run, and the best set changes with them. The summed function, hence every
+    comparator, is unchanged."""
+
+    def drifted(T: int, rng: np.random.Generator) -> StreamInstance:
+        inst = build(T, rng)
+        rows = [int(np.argmax(f.similarity[0])) // cols for f in inst.functions]
+        order = np.argsort(rows, kind="stable")
+        inst.functions = [inst.functions[i] for i in order]
+        inst.name = f"{inst.name}-drift"
+        return inst
+
+    return drifted
 
 
 def karate_stream_builder() -> Callable[[int, np.random.Generator], StreamInstance]:
@@ -246,6 +268,17 @@ def _register() -> None:
             n, T, k, epsilon=e, rng=r), True),
         "PrivateExploreThenCommit": (lambda n, T, k, e, d, r: PrivateExploreThenCommit(
             n, T, k, epsilon=e, rng=r), True),
+        "PrivateExploreThenCommit(restart=T/8)": (lambda n, T, k, e, d, r:
+                                                  PrivateExploreThenCommit(
+                                                      n, T, k, epsilon=e, restart=max(1, T // 8),
+                                                      rng=r), True),
+        "PrivateEpochGreedy(max_epoch=T/16)": (lambda n, T, k, e, d, r: PrivateEpochGreedy(
+            n, T, k, epsilon=e, max_epoch=max(1, T // 16), rng=r), True),
+        # BanditOnlineGreedy by batches of 20 rounds (bench_online_batched.py's setting).
+        "BatchedPrivateBandit": (lambda n, T, k, e, d, r: BatchedPrivateBandit(
+            BanditOnlineGreedy(n, T, k, gamma=0.03), epsilon=e, batch=20, rng=r), True),
+        "PrivateTreeExperts": (lambda n, T, k, e, d, r: PrivateTreeExperts(
+            n, T, k, epsilon=e, delta=d, rng=r), True),
         "random k-set": (lambda n, T, k, e, d, r: UniformRandom(n, T, k, rng=r), False),
     })
     LEARNERS_PAPER.update(LEARNERS)
@@ -432,8 +465,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="output directory (created)")
     ap.add_argument("--data", default=None,
                     help=f"path to {_DATA_NAME} (default: ../shared/data beside the repo root)")
-    ap.add_argument("--dataset", choices=("auto", "uber", "karate"), default="auto",
-                    help="'auto': Uber when the file is present, else the karate-club coverage")
+    ap.add_argument("--dataset", choices=("auto", "uber", "uber-drift", "karate"),
+                    default="auto",
+                    help="'auto': Uber when the file is present, else the karate-club coverage; "
+                         "'uber-drift': the Uber riders sorted south to north (a drifting "
+                         "stream)")
     ap.add_argument("--horizons", default="250,500,1000,2000", help="comma-separated T values")
     ap.add_argument("--epsilons", default="0.5,1,2,5",
                     help="epsilon grid of the second sweep (at the largest T)")
@@ -465,11 +501,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         dataset = "uber" if path.is_file() else "karate"
         if dataset == "karate":
             log(f"{path} not found: using the karate-club coverage stream instead.")
-    if dataset == "uber":
+    if dataset in ("uber", "uber-drift"):
         if not path.is_file():
             print(f"error: {path} not found; pass --data or --dataset karate", file=sys.stderr)
             return 2
         build = uber_stream_builder(load_uber(path))
+        if dataset == "uber-drift":
+            build = drifting_builder(build)
     else:
         build = karate_stream_builder()
 

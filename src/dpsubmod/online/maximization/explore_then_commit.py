@@ -2,15 +2,21 @@ r"""Private explore-then-commit greedy: bandit feedback, i.i.d. rounds (the C-ET
 et al., ICML 2023, and Fourati et al., AAAI 2024, made private by parallel composition).
 
 Stage ``i = 1, 2, ...`` starts from the set :math:`S_{i-1}` chosen so far (:math:`S_0 =
-\emptyset`). Every candidate ``e`` that keeps :math:`S_{i-1} + e` feasible is played ``m`` times
-(round robin); the stage then releases the candidates' mean rewards plus Laplace noise of scale
-:math:`B / (m \epsilon)` (one :func:`~dpsubmod.privacy.mechanisms.laplace` call on the vector of
-means, l1 sensitivity :math:`B/m`: one round's reward, clipped to ``[0, B]``, enters one mean) and
-adds the candidate with the largest noisy mean. When no candidate fits, or the rounds left cannot
-hold a whole stage, the learner commits to its set for the remaining rounds.
+\emptyset`), with the :math:`N_i` candidates ``e`` that keep :math:`S_{i-1} + e` feasible and a
+public budget of :math:`m N_i` rounds. With ``schedule="halving"`` (the default) the stage runs
+sequential halving (Karnin, Koren and Somekh, ICML 2013): :math:`\lceil \log_2 N_i \rceil`
+phases share the budget; each phase plays its survivors round robin, releases their mean
+rewards over its own rounds plus Laplace noise of scale :math:`B / (p \epsilon)` (``p`` plays
+each; one :func:`~dpsubmod.privacy.mechanisms.laplace` call on the vector of means, l1
+sensitivity :math:`B/p`: one round's reward, clipped to ``[0, B]``, enters one mean) and keeps
+the better half; the last survivor joins the set. Clearly worse candidates stop costing rounds
+early, and the close ones get several times ``m`` plays. With ``schedule="uniform"`` every
+candidate is played ``m`` times in one phase and the best noisy mean is added (the C-ETC stage).
+When no candidate fits, or the rounds left cannot hold a whole stage, the learner commits to
+its set for the remaining rounds.
 
-Privacy. Each round's reward enters exactly one noisy mean, and a stage's rounds and candidates
-are fixed by the round index and by the earlier released choices; so the sequence of played sets
+Privacy. Each round's reward enters exactly one noisy mean, and a phase's rounds and candidates
+are fixed by the round index and by the earlier released means; so the sequence of played sets
 is epsilon-DP by parallel composition, neighbours differing in one round's function.
 """
 
@@ -25,6 +31,7 @@ from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
+from ...errors import ValidationError
 from ...offline.guarantees import max_feasible_size
 from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
@@ -41,11 +48,13 @@ from ._iid import (
     expected_max_subgaussian,
 )
 
-__all__ = ["PrivateExploreThenCommit", "etc_bound", "default_m"]
+__all__ = ["PrivateExploreThenCommit", "etc_bound", "default_m", "halving_phases"]
+
+SCHEDULES = ("halving", "uniform")
 
 
 def etc_bound(T: int, sizes: list[int], m: int, epsilon: float, *, bound: float = 1.0,
-              ratio: float = 1.0 - 1.0 / math.e) -> float:
+              ratio: float = 1.0 - 1.0 / math.e, schedule: str = "uniform") -> float:
     r"""The stated regret bound of explore-then-commit with ``m`` plays per candidate.
 
     ``sizes`` are the (upper bounds on the) numbers of candidates of the stages. Exploration
@@ -61,18 +70,26 @@ def etc_bound(T: int, sizes: list[int], m: int, epsilon: float, *, bound: float 
     loses at most the largest overestimate plus the largest underestimate). Stages that do not
     fit in ``T`` are not played; then the bound is the trivial ``ratio * bound * T``.
 
+    With ``schedule="halving"`` every phase of :func:`halving_phases` adds its own
+    :math:`\delta` (its :math:`N_r` survivors, its plays in place of ``m``): the survivor with
+    the largest noisy mean is kept, so a phase lowers the best survivor's mean by at most its
+    :math:`\delta`.
+
     >>> round(etc_bound(20000, [12, 11, 10], 322, 1.0)), round((1 - 1 / math.e) * 20000)
     (10674, 12642)
     """
     B = float(bound)
-    explore = m * sum(sizes)
+    phases = [stage_phases(N, m, schedule) for N in sizes]
+    explore = sum(a * p for ph in phases for a, p in ph)
     if explore > T:
         return ratio * B * T
     errs = 0.0
-    for N in sizes:
-        if N > 1:
-            harmonic = sum(1.0 / i for i in range(1, N + 1))
-            errs += 2.0 * expected_max_subgaussian(N, m, B) + 2.0 * B * harmonic / (m * epsilon)
+    for ph in phases:
+        for a, p in ph:
+            if a > 1:
+                harmonic = sum(1.0 / i for i in range(1, a + 1))
+                errs += (2.0 * expected_max_subgaussian(a, p, B)
+                         + 2.0 * B * harmonic / (p * epsilon))
     return min(ratio * B * explore + (T - explore) * errs, ratio * B * T)
 
 
@@ -105,6 +122,38 @@ def default_m(T: int, sizes: list[int], epsilon: float, *, bound: float = 1.0) -
     return int(ms[int(np.argmin(cost))])
 
 
+def halving_phases(N: int, m: int) -> list[tuple[int, int]]:
+    r"""A stage's public schedule under ``schedule="halving"``: the ``(survivors, plays)`` of
+    each phase for ``N`` candidates and a budget of ``m * N`` rounds.
+
+    Sequential halving (Karnin, Koren and Somekh, ICML 2013): :math:`L = \lceil \log_2 N
+    \rceil` phases share the budget equally; phase ``r`` plays each of its :math:`N_r`
+    survivors :math:`\max(1, \lfloor m N / (L N_r) \rfloor)` times and keeps the
+    :math:`\lceil N_r / 2 \rceil` largest noisy means of its own rounds. One candidate needs
+    no phase. Only public numbers enter: which candidates survive is the released choice.
+
+    >>> halving_phases(12, 18)
+    [(12, 4), (6, 9), (3, 18), (2, 27)]
+    >>> halving_phases(1, 18)
+    []
+    """
+    phases: list[tuple[int, int]] = []
+    if N <= 1:
+        return phases
+    L = math.ceil(math.log2(N))
+    alive = int(N)
+    while alive > 1:
+        phases.append((alive, max(1, (int(m) * int(N)) // (L * alive))))
+        alive = (alive + 1) // 2
+    return phases
+
+
+def stage_phases(N: int, m: int, schedule: str = "uniform") -> list[tuple[int, int]]:
+    """The ``(candidates, plays)`` of a stage's phases: one phase of ``m`` plays each
+    (``"uniform"``), or :func:`halving_phases` (``"halving"``)."""
+    return halving_phases(N, m) if schedule == "halving" else [(int(N), int(m))]
+
+
 class PrivateExploreThenCommit(Learner):
     r"""Private online submodular maximization for i.i.d. rounds with bandit feedback: greedy
     stages of explore-then-commit, each releasing Laplace-noised candidate means.
@@ -119,15 +168,20 @@ class PrivateExploreThenCommit(Learner):
     Guarantee (i.i.d. rounds: the :math:`f_t` drawn independently from one distribution over
     monotone submodular functions with values in ``[0, bound]``; :attr:`guarantee`): under a
     cardinality constraint the expected :math:`(1 - 1/e)`-regret against the best fixed
-    ``k``-set is at most :func:`etc_bound` with the stages' sizes :math:`N_i = n - i + 1`: the
+    ``k``-set is at most :func:`etc_bound` with the stages' sizes :math:`N_i = n - i + 1` (and
+    the schedule's phases, each adding its own selection error: a phase keeps its best noisy
+    survivor, which loses at most that error against the best survivor): the
     greedy whose ``i``-th choice is :math:`\delta_i`-optimal in expectation earns at least
     :math:`(1 - 1/e) OPT - \sum_i \delta_i` (Nemhauser, Wolsey and Fisher 1978 with additive
     errors; Nie et al. 2023, Theorem 1). Under a matroid the same sum bounds the
     :math:`1/2`-regret's commit term (Fisher, Nemhauser and Wolsey 1978); under a knapsack
     nothing is stated (vacuous). With ``m`` of order :math:`(T / (k n))^{2/3}` this is
     :math:`O(B k^{4/3} n^{1/3} T^{2/3} \sqrt{\ln n} + B k^{5/3} n^{2/3} T^{1/3} \ln n /
-    \epsilon)`. Its worst-case constants make it vacuous at ``n = 12, k = 3, epsilon = 1`` with
-    the default ``m`` up to ``T = 10^5``; with ``m`` set to the bound's own minimiser (322 at
+    \epsilon)` (halving's phases multiply the error terms by at most :math:`\log_2 n`). Its
+    worst-case constants make it vacuous at ``n = 12, k = 3, epsilon = 1`` with the default
+    ``m`` at ``T = 2000`` and ``20000`` under both schedules (halving: at every ``m`` at
+    ``T = 20000``; uniform: from ``T = 10^5`` on it says something, 59,423 against the trivial
+    63,212); with ``schedule="uniform"`` and ``m`` set to the bound's own minimiser (322 at
     ``T = 20000``) it says something from about ``T = 20000`` on, but that ``m`` explores for
     half of the horizon.
 
@@ -143,10 +197,17 @@ class PrivateExploreThenCommit(Learner):
     epsilon : float
         Privacy budget of each stage's release, and of the whole run; finite, ``> 0``.
     m : int, optional
-        Plays per candidate in a stage. Default: :func:`default_m` at the public ``(T, n, k,
+        A stage's budget is ``m`` rounds per candidate (``m`` plays of each under
+        ``schedule="uniform"``). Default: :func:`default_m` at the public ``(T, n, k,
         epsilon)`` (exploration cost against one stage's estimation and privacy-noise errors),
         with :math:`N_i = n - i + 1` for the largest feasible size's stages; 18 at
         ``T = 2000`` and 68 at ``T = 20000`` for ``n = 12, k = 3, epsilon = 1``.
+    schedule : {"halving", "uniform"}, default="halving"
+        How a stage spends its ``m * N_i`` rounds: sequential halving over
+        :math:`\lceil \log_2 N_i \rceil` phases (:func:`halving_phases`; each phase's own
+        rounds feed its release), or ``m`` plays of every candidate in one phase. Both are
+        fixed by public numbers. On the Uber stream at ``epsilon = 1`` and ``T = 2000``,
+        halving earns 0.417 per round against 0.383 (20 seeds).
     restart : int, optional
         Drift-robust option: a public period ``P``; every ``P`` rounds the learner forgets its
         set and explores again from the empty set (the default ``m`` is then tuned for ``P``
@@ -167,6 +228,8 @@ class PrivateExploreThenCommit(Learner):
 
     References
     ----------
+    Z. Karnin, T. Koren and O. Somekh, "Almost optimal exploration in multi-armed bandits",
+    ICML 2013 (sequential halving).
     G. Nie, M. Agarwal, A. K. Umrawal, V. Aggarwal and C. J. Quinn, "An explore-then-commit
     algorithm for submodular maximization under full-bandit feedback", UAI 2022 / ICML 2023.
     F. Fourati, C. J. Quinn, M.-S. Alouini and V. Aggarwal, "Combinatorial stochastic-greedy
@@ -188,13 +251,14 @@ class PrivateExploreThenCommit(Learner):
     assumption = "iid"
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, m: int | None = None,
-                 restart: int | None = None, bound: float = 1.0, backend: Any = None,
-                 rng: RNGLike = None, budget: Any = None):
+                 schedule: str = "halving", restart: int | None = None, bound: float = 1.0,
+                 backend: Any = None, rng: RNGLike = None, budget: Any = None):
         self.n = n
         self.T = T
         self.k = k
         self.epsilon = epsilon
         self.m = m
+        self.schedule = schedule
         self.restart = restart
         self.bound = bound
         self.backend = backend
@@ -212,6 +276,11 @@ class PrivateExploreThenCommit(Learner):
         if self.m is not None:
             check_int(self.m, "m", low=1, caller=name,
                       fix="m is the number of plays of each candidate in a stage.")
+        if self.schedule not in SCHEDULES:
+            raise ValidationError(
+                f"The 'schedule' parameter of {name} must be one of {SCHEDULES}; got "
+                f"{self.schedule!r}. Use 'halving' (sequential halving within each stage, the "
+                "default) or 'uniform' (every candidate played m times).")
         if self.restart is not None:
             check_int(self.restart, "restart", low=1, caller=name,
                       fix="restart is the public period, in rounds, after which the learner "
@@ -258,12 +327,13 @@ class PrivateExploreThenCommit(Learner):
                                     theorem=f"{type(self).__name__} under a knapsack: no "
                                             "regret bound is derived", assumption="iid")
         bound = sum(etc_bound(P, self._sizes(), self._m(), float(self.epsilon), bound=B,
-                              ratio=ratio) for P in self._periods())
+                              ratio=ratio, schedule=self.schedule) for P in self._periods())
         return regret_guarantee(bound, ratio * B * T, units=units, theorem=(
             "i.i.d. rounds: exploration rounds at most ratio * bound each, commit rounds at "
             "most the greedy's summed stage errors (Nemhauser-Wolsey-Fisher with additive "
             "errors; Nie et al. 2023): 2 bound sqrt(ln N_i / 2m) + 2 bound H_{N_i} / "
-            "(m epsilon) per stage"
+            "(plays epsilon) per phase of each stage (one phase of m plays, or the "
+            "sequential-halving phases)"
             + ("; summed over the restart periods" if self.restart is not None else "")),
             assumption="iid")
 
@@ -274,12 +344,13 @@ class PrivateExploreThenCommit(Learner):
     def _build_plan(self) -> PrivacyPlan:
         eps = float(self.epsilon)
         m = self._m()
-        stages = max_feasible_size(self._constraint) * len(self._periods())
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=stages,
-                          note=f"one vector of noisy candidate means per greedy stage (up to "
-                               f"{stages}, over {len(self._periods())} period(s)), l1 "
-                               f"sensitivity bound / m = "
-                               f"{self._mean_sensitivity(m):.6g}; disjoint rounds")
+        releases = len(self._periods()) * sum(
+            len(stage_phases(N, m, self.schedule)) for N in self._sizes())
+        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=max(releases, 1),
+                          note=f"one vector of noisy candidate means per phase of a greedy "
+                               f"stage (up to {releases}, over {len(self._periods())} "
+                               f"period(s)), l1 sensitivity bound / plays of the phase; "
+                               f"disjoint rounds")
         return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
@@ -293,6 +364,8 @@ class PrivateExploreThenCommit(Learner):
         self._set = np.zeros(n, dtype=bool)
         self._cands = np.zeros(0, dtype=int)
         self._sums = np.zeros(0)
+        self._phases: list[tuple[int, int]] = []
+        self._phase = 0
         self._pos = 0
         self._committed = False
         self._stage = 0
@@ -302,16 +375,27 @@ class PrivateExploreThenCommit(Learner):
         self._params = {"n": n, "T": int(self.T), "k": self.k, "epsilon": float(self.epsilon),
                         "bound": float(self.bound), "m": m,
                         "stages": max_feasible_size(self._constraint),
-                        "exploration_rounds": m * sum(self._sizes()),
+                        "schedule": self.schedule,
+                        "exploration_rounds": sum(a * p for N in self._sizes()
+                                                  for a, p in stage_phases(N, m, self.schedule)),
                         "restart": self.restart, "periods": len(self._periods())}
 
     def _start_stage(self) -> None:
-        cands = np.flatnonzero(self._constraint.can_add(self._set))
-        left = self._period_end - self._round
-        if cands.size == 0 or cands.size * self._m() > left:
-            self._committed = True
-            return
+        while True:
+            cands = np.flatnonzero(self._constraint.can_add(self._set))
+            phases = stage_phases(cands.size, self._m(), self.schedule)
+            left = self._period_end - self._round
+            if cands.size == 0 or sum(a * p for a, p in phases) > left:
+                self._committed = True
+                return
+            if phases:
+                break
+            # A lone candidate under halving: nothing to compare, so it is added unplayed.
+            self._set[cands[0]] = True
+            self._stage += 1
         self._cands = cands
+        self._phases = phases
+        self._phase = 0
         self._sums = np.zeros(cands.size)
         self._pos = 0
 
@@ -323,7 +407,8 @@ class PrivateExploreThenCommit(Learner):
             self._committed = False
             self._pos = 0
             self._stage = 0
-        if not self._committed and self._pos == 0:
+            self._phase = 0
+        if not self._committed and self._pos == 0 and self._phase == 0:
             self._start_stage()
         mask = self._set.copy()
         if not self._committed:
@@ -336,11 +421,21 @@ class PrivateExploreThenCommit(Learner):
             return
         self._sums[self._played] += min(max(float(value), 0.0), float(self.bound))
         self._pos += 1
-        m = self._m()
-        if self._pos == self._cands.size * m:
-            noisy = mech.laplace(self._sums / m, epsilon=float(self.epsilon),
-                                 sensitivity=self._mean_sensitivity(m),
-                                 budget=self._allowance, **self._noise_kw)
-            self._set[self._cands[int(np.argmax(np.atleast_1d(noisy)))]] = True
-            self._stage += 1
+        plays = self._phases[self._phase][1]
+        if self._pos == self._cands.size * plays:
+            noisy = np.atleast_1d(mech.laplace(self._sums / plays, epsilon=float(self.epsilon),
+                                               sensitivity=self._mean_sensitivity(plays),
+                                               budget=self._allowance, **self._noise_kw))
             self._pos = 0
+            self._phase += 1
+            if self._phase < len(self._phases):
+                # Keep the survivors with the largest noisy means (stable order on ties), in
+                # their index order, and start the next phase's round robin on them.
+                keep = self._phases[self._phase][0]
+                top = np.sort(np.argsort(-noisy, kind="stable")[:keep])
+                self._cands = self._cands[top]
+                self._sums = np.zeros(keep)
+                return
+            self._set[self._cands[int(np.argmax(noisy))]] = True
+            self._stage += 1
+            self._phase = 0
