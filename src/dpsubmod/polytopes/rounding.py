@@ -346,35 +346,58 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
     # A step makes i or j integral, and coordinates never turn fractional again: the pair of
     # the two smallest fractional indices is the one still fractional (carried) and the next
     # fractional index in order, so one pass over the fractional indices does every step.
+    frac = np.flatnonzero((y > 0) & (y < 1)).tolist()
+    # The walk is sequential, so it runs on Python floats (the same IEEE arithmetic as numpy's
+    # scalars, at a fraction of their cost), on uniforms drawn in one call: at most one per
+    # step and one for the leftover. The generator is then rewound and advanced by the number
+    # actually used, so its stream is exactly that of one scalar draw per use.
+    saved = gen.bit_generator.state
+    u = gen.random(len(frac)).tolist()
+    used = 0
+    yl = y.tolist()
+    cl = c.tolist()
     carry: int | None = None
-    for j in np.flatnonzero((y > 0) & (y < 1)).tolist():
+    for j in frac:
         if carry is None:
             carry = j
             continue
         i = carry
+        yi, yj, ci, cj = yl[i], yl[j], cl[i], cl[j]
         # Moving by t along e_i / c_i - e_j / c_j: x_i += t / c_i, x_j -= t / c_j.
-        up = min((1 - y[i]) * c[i], y[j] * c[j])
-        down = min(y[i] * c[i], (1 - y[j]) * c[j])
-        t = up if gen.random() < down / (up + down) else -down
-        y[i] += t / c[i]
-        y[j] -= t / c[j]
-        for e in (i, j):
-            if y[e] < eps:
-                y[e] = 0.0
-            elif y[e] > 1 - eps:
-                y[e] = 1.0
-        if 0.0 < y[i] < 1.0:
+        up = min((1 - yi) * ci, yj * cj)
+        down = min(yi * ci, (1 - yj) * cj)
+        t = up if u[used] < down / (up + down) else -down
+        used += 1
+        yi += t / ci
+        yj -= t / cj
+        if yi < eps:
+            yi = 0.0
+        elif yi > 1 - eps:
+            yi = 1.0
+        if yj < eps:
+            yj = 0.0
+        elif yj > 1 - eps:
+            yj = 1.0
+        yl[i], yl[j] = yi, yj
+        if 0.0 < yi < 1.0:
             carry = i
-        elif 0.0 < y[j] < 1.0:
+        elif 0.0 < yj < 1.0:
             carry = j
         else:
             carry = None
+    y = np.asarray(yl)
     chosen = y == 1.0
+    take_last = False
     if carry is not None:
         last = carry
         spent = float(c[chosen].sum())
-        if spent + c[last] <= poly.budget * (1 + 1e-12) and gen.random() < y[last]:
-            chosen[last] = True
+        if spent + c[last] <= poly.budget * (1 + 1e-12):
+            take_last = u[used] < y[last]
+            used += 1
+            chosen[last] = take_last
+    gen.bit_generator.state = saved
+    if used:
+        gen.random(used)
     return np.flatnonzero(chosen)
 
 
