@@ -180,7 +180,7 @@ TARGETS = {name: 3000.0 for name in LEARNERS
 SLOPE_TARGETS = {"MetaFrankWolfe (K=10)": 1.0}
 
 
-# -- floors: a plain-numpy round of the same algorithm, beside the learner it bounds ----------------
+# -- floors: a plain-numpy round of the same algorithm, beside the learner it bounds -----------
 # Each floor plays the same round as its learner (same draws per round, same arithmetic, same
 # function family), with no validation, no ledger, no protocol bookkeeping and with state kept
 # in bare arrays. ``floor(n, env, learner)`` returns ``round(t)``; the learner (built, not
@@ -225,8 +225,8 @@ def _pipage(x: np.ndarray, cap: float, gen: np.random.Generator) -> np.ndarray:
             continue
         i = carry
         yi, yj = y[i], y[j]
-        up = min(1 - yi, yj)
-        down = min(yi, 1 - yj)
+        up = 1 - yi if 1 - yi <= yj else yj
+        down = yi if yi <= 1 - yj else 1 - yj
         t = up if u[used] < down / (up + down) else -down
         used += 1
         yi += t
@@ -248,12 +248,12 @@ def _coverage_gradients(A, w: np.ndarray, X: np.ndarray) -> np.ndarray:
     log1m = np.zeros_like(X)
     log1m[~one] = np.log1p(-X[~one])
     AT = A.T
-    z = AT @ one.T.astype(np.float64)
     P = np.exp(AT @ log1m.T) * w[:, None]
+    if not one.any():
+        return (A @ P).T * np.exp(-log1m)
+    z = AT @ one.T.astype(np.float64)
     g = (A @ np.where(z < 0.5, P, 0.0)).T * np.exp(-log1m)
-    if one.any():
-        g = np.where(one, (A @ np.where((z > 0.5) & (z < 1.5), P, 0.0)).T, g)
-    return g
+    return np.where(one, (A @ np.where((z > 0.5) & (z < 1.5), P, 0.0)).T, g)
 
 
 def _project_capped(Y: np.ndarray, k: float) -> np.ndarray:

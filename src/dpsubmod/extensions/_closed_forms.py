@@ -397,7 +397,7 @@ def _modular_gradients(f: SetFunction, X: np.ndarray) -> np.ndarray:
 
 
 def _coverage_gradients(f: SetFunction, X: np.ndarray) -> np.ndarray:
-    """The single-point coverage formula for every row at once, factored through the elements:
+    r"""The single-point coverage formula for every row at once, factored through the elements:
     with :math:`P_u` the product of ``1 - x`` over the covering sets of ``u`` with ``x < 1``
     and :math:`z_u` the count of those with ``x = 1``, set ``e`` gets
     :math:`\sum_{u \in A_e, z_u = 0} w_u P_u / (1 - x_e)` when ``x_e < 1`` and
@@ -409,11 +409,11 @@ def _coverage_gradients(f: SetFunction, X: np.ndarray) -> np.ndarray:
     log1m = np.zeros_like(X)
     log1m[~one] = np.log1p(-X[~one])
     AT = A.T
-    zeros = np.asarray(AT @ one.T.astype(np.float64))  # (elements, points)
-    P = np.exp(np.asarray(AT @ log1m.T)) * w[:, None]
-    g_free = np.asarray(A @ np.where(zeros < 0.5, P, 0.0)).T
+    P = np.exp(np.asarray(AT @ log1m.T)) * w[:, None]  # (elements, points)
     if not one.any():
-        return g_free * np.exp(-log1m)
+        return np.asarray(A @ P).T * np.exp(-log1m)
+    zeros = np.asarray(AT @ one.T.astype(np.float64))
+    g_free = np.asarray(A @ np.where(zeros < 0.5, P, 0.0)).T
     g_one = np.asarray(A @ np.where((zeros > 0.5) & (zeros < 1.5), P, 0.0)).T
     return np.where(one, g_one, g_free * np.exp(-log1m))
 

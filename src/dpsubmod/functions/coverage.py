@@ -291,12 +291,20 @@ def _coverage_from_checked_records(recs: list[np.ndarray], n_sets: int) -> Cover
     return f
 
 
+#: Up to this many columns, ``_column_rows`` concatenates slices instead of building indices.
+_FEW_COLUMNS = 64
+
+
 def _column_rows(csc: sp.csc_array, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row indices of the nonzeros of ``csc[:, cols]``, column after column, and each
     column's count."""
     ptr = csc.indptr
     starts = ptr[cols]
-    lens = ptr[cols + 1] - starts
+    ends = ptr[cols + 1]
+    lens = ends - starts
+    if 0 < cols.size <= _FEW_COLUMNS:  # a few slices cost less than the index arithmetic
+        return np.concatenate([csc.indices[a:b] for a, b in zip(starts.tolist(),
+                                                                 ends.tolist())]), lens
     total = int(lens.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64), lens

@@ -407,10 +407,14 @@ def euclidean_projection(region: object, y: object, *, n: int | None = None,
     if reg.kind == "box":
         X = np.clip(Y, 0.0, 1.0)
     elif reg.kind in ("uniform", "partition"):
-        X = np.zeros_like(Y)
-        for idx, cap in reg.blocks:
-            if cap > 0:
-                X[:, idx] = _euclid_capped_sum(Y[:, idx], cap)
+        blocks = reg.blocks
+        if reg.kind == "uniform" and blocks[0][1] > 0:  # one block, range(n) in order
+            X = _euclid_capped_sum(Y, blocks[0][1])
+        else:
+            X = np.zeros_like(Y)
+            for idx, cap in blocks:
+                if cap > 0:
+                    X[:, idx] = _euclid_capped_sum(Y[:, idx], cap)
     elif reg.kind == "knapsack":
         X = _euclid_knapsack(Y, np.asarray(reg.costs), float(reg.budget))
     else:

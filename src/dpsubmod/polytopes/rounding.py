@@ -337,9 +337,14 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
             f"The 'x' argument of {caller} must be a point of the knapsack polytope "
             "(0 <= x <= 1 and costs.x <= budget)."
         )
-    gen = as_generator(rng)
-    c = poly.costs
-    y = np.clip(xa, 0.0, 1.0)
+    return _pipage(xa, poly.costs, float(poly.budget), as_generator(rng))
+
+
+def _pipage(x: np.ndarray, c: np.ndarray, budget: float, gen: np.random.Generator,
+            unit: bool | None = None) -> np.ndarray:
+    """The walk of :func:`knapsack_rounding` on a point already checked to lie in the
+    polytope (``unit``: whether all costs are 1, computed when None)."""
+    y = np.clip(x, 0.0, 1.0)
     eps = 1e-12
     y[y < eps] = 0.0
     y[y > 1 - eps] = 1.0
@@ -356,20 +361,37 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
     used = 0
     yl = y.tolist()
     cl = c.tolist()
+    # Unit costs (the matroid blocks of round_point): multiplying or dividing by 1.0 is exact,
+    # so the walk below skips it and stays bit-identical.
+    if unit is None:
+        unit = bool((c == 1.0).all())
     carry: int | None = None
     for j in frac:
         if carry is None:
             carry = j
             continue
         i = carry
-        yi, yj, ci, cj = yl[i], yl[j], cl[i], cl[j]
+        yi, yj = yl[i], yl[j]
         # Moving by t along e_i / c_i - e_j / c_j: x_i += t / c_i, x_j -= t / c_j.
-        up = min((1 - yi) * ci, yj * cj)
-        down = min(yi * ci, (1 - yj) * cj)
-        t = up if u[used] < down / (up + down) else -down
+        # (``a if a <= b else b`` is min(a, b), first argument on ties.)
+        if unit:
+            a, b = 1 - yi, yj
+            up = a if a <= b else b
+            a, b = yi, 1 - yj
+            down = a if a <= b else b
+            t = up if u[used] < down / (up + down) else -down
+            yi += t
+            yj -= t
+        else:
+            ci, cj = cl[i], cl[j]
+            a, b = (1 - yi) * ci, yj * cj
+            up = a if a <= b else b
+            a, b = yi * ci, (1 - yj) * cj
+            down = a if a <= b else b
+            t = up if u[used] < down / (up + down) else -down
+            yi += t / ci
+            yj -= t / cj
         used += 1
-        yi += t / ci
-        yj -= t / cj
         if yi < eps:
             yi = 0.0
         elif yi > 1 - eps:
@@ -391,7 +413,7 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
     if carry is not None:
         last = carry
         spent = float(c[chosen].sum())
-        if spent + c[last] <= poly.budget * (1 + 1e-12):
+        if spent + c[last] <= budget * (1 + 1e-12):
             take_last = u[used] < y[last]
             used += 1
             chosen[last] = take_last
@@ -488,8 +510,13 @@ def round_point(region: object, x: object, *, decomposition: object = None, n: i
             xb = xv[idx]
             if float(xb.sum()) <= 0.0:
                 continue
-            poly = KnapsackPolytope(np.ones(idx.size), float(cap))
-            mask[idx[knapsack_rounding(poly, xb, rng=gen)]] = True
+            if np.isfinite(xb).all():
+                # _sanitize put the block in its polytope: the walk without the re-checks
+                chosen = _pipage(xb, np.ones(idx.size), float(cap), gen, unit=True)
+            else:  # knapsack_rounding refuses it, with its message
+                chosen = knapsack_rounding(KnapsackPolytope(np.ones(idx.size), float(cap)), xb,
+                                           rng=gen)
+            mask[idx[chosen]] = True
     elif reg.kind == "knapsack":
         poly = KnapsackPolytope(np.asarray(reg.costs), float(reg.budget))
         mask[knapsack_rounding(poly, xv, rng=gen)] = True

@@ -179,7 +179,7 @@ class FIDP(HedgeExperts):
         for i in range(k):
             G[i] = st.gains()
             if i + 1 < k:  # the gains after the last expert's item feed no one
-                st.add(int(a[i]))
+                st._push(int(a[i]))  # a drawn item: in range(n)
         if not np.isfinite(G).all():
             raise ValidationError(
                 f"The round's function returned non-finite marginal gains to "
