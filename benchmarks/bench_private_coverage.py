@@ -13,7 +13,7 @@ about 5 x 10^5 incidences, log-normal set sizes, Zipf-like element popularity), 
 
 Time is the process's CPU time, the two cases interleaved in one process (``--rounds`` rounds,
 each running ours then the floor); the ratio is formed within a round, and the median and
-spread over rounds are reported. Target: ours at most 2x the floor.
+spread over rounds are reported. Target (full sizes only): ours at most 2x the floor.
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> Report:
         f"\n{'floor: plain numpy, same private work':<44}{statistics.median(t_floor):10.4f}"
         f"\nratio ours / floor: {med:.2f} [{min(ratios):.2f}-{max(ratios):.2f}] "
         f"(target <= {TARGET:g})")
-    rep.targets.append(Target("private coverage greedy / plain-numpy floor (CPU time)", med,
-                              TARGET))
+    if not args.quick:  # at the quick sizes the fixed costs (plan, checks) dominate
+        rep.targets.append(Target("private coverage greedy / plain-numpy floor (CPU time)",
+                                  med, TARGET))
     return rep
 
 
