@@ -13,6 +13,13 @@ Time is the process's CPU time (``time.process_time``), not wall time: on a shar
 other processes stretch wall time by their load, which is not the learner's cost (the learners
 are single-threaded at these sizes). ``--clock wall`` measures wall time instead.
 
+Floors (``FLOORS``): at the largest n, SubmodPFTAL, HazanKale, FIDP, MetaFrankWolfe and
+PFTALMetaFrankWolfe also run against a plain-numpy round of the same algorithm (same draws per
+round, same function family, no validation, ledger or protocol bookkeeping), alternating blocks
+of rounds of each in CPU time; the ratio is the learner's time per round over the floor's,
+median and spread over ``--floor-repeats`` repeats. Targets at n = 1000: at most 2, and 1.5 for
+MetaFrankWolfe, whose slope in n must be at most 1.0.
+
 Environments (a pool of 8 functions per n, cycled, built once outside the timing):
 
 * minimization (SubmodPFTAL, BanditSubmodPFTAL, HazanKale, BanditHazanKale): the planted stream
