@@ -19,6 +19,7 @@ from pathlib import Path
 BENCHMARKS = {
     "facility_location": "bench_facility_location",
     "coverage": "bench_coverage",
+    "private_coverage": "bench_private_coverage",
     "continuous_greedy": "bench_continuous_greedy",
     "online": "bench_online",
     "online_iid": "bench_online_iid",

@@ -123,7 +123,10 @@ class FunctionState:
 
     def add(self, e: int) -> None:
         """Add element ``e`` (a no-op if already selected) and update the cached value."""
-        e = int(check_indices([e], self.f.n, "e")[0])
+        self._push(int(check_indices([e], self.f.n, "e")[0]))
+
+    def _push(self, e: int) -> None:
+        """:meth:`add` of an index known to be in ``range(n)`` (internal callers)."""
         if self.mask[e]:
             return
         self._add(e)

@@ -291,6 +291,28 @@ def _coverage_from_checked_records(recs: list[np.ndarray], n_sets: int) -> Cover
     return f
 
 
+#: Up to this many columns, ``_column_rows`` concatenates slices instead of building indices.
+_FEW_COLUMNS = 64
+
+
+def _column_rows(csc: sp.csc_array, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices of the nonzeros of ``csc[:, cols]``, column after column, and each
+    column's count."""
+    ptr = csc.indptr
+    starts = ptr[cols]
+    ends = ptr[cols + 1]
+    lens = ends - starts
+    if 0 < cols.size <= _FEW_COLUMNS:  # a few slices cost less than the index arithmetic
+        return np.concatenate([csc.indices[a:b] for a, b in zip(starts.tolist(),
+                                                                 ends.tolist())]), lens
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), lens
+    # positions start_c, start_c + 1, ... for each column c, built without a Python loop
+    offs = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    return csc.indices[np.arange(total) + offs], lens
+
+
 class _CoverageState(FunctionState):
     """Covered-element mask plus the cached gains of every candidate."""
 
@@ -311,7 +333,11 @@ class _CoverageState(FunctionState):
         new = elems[~self.covered[elems]]
         if new.size:
             w_new = f.element_weights[new]
-            self.cache -= f._csc[:, new] @ w_new
+            # The sets containing the newly covered elements, read from the column pointers
+            # (scipy's fancy column slice costs more than the slice itself at these sizes).
+            rows, lens = _column_rows(f._csc, new)
+            self.cache -= np.bincount(rows, weights=np.repeat(w_new, lens),
+                                      minlength=self.cache.size)
             # Gains are nonnegative; clipping removes round-off below zero.
             np.maximum(self.cache, 0.0, out=self.cache)
             self.covered[new] = True

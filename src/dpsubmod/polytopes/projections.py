@@ -321,15 +321,7 @@ def _euclid_capped_sum(Y: np.ndarray, k: int) -> np.ndarray:
     need = out.sum(axis=1) > k * (1.0 + 1e-15)
     if not need.any():
         return out
-    Yr = Y[need]
-    lo = np.zeros(Yr.shape[0])
-    hi = Yr.max(axis=1)
-    for _ in range(_BISECT):
-        mid = 0.5 * (lo + hi)
-        over = np.clip(Yr - mid[:, None], 0.0, 1.0).sum(axis=1) > k
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    out[need] = np.clip(Yr - hi[:, None], 0.0, 1.0)
+    out[need] = _euclid_shift(Y[need], None, float(k))
     return out
 
 
@@ -338,16 +330,59 @@ def _euclid_knapsack(Y: np.ndarray, c: np.ndarray, b: float) -> np.ndarray:
     need = out @ c > b * (1.0 + 1e-13)
     if not need.any():
         return out
-    Yr = Y[need]
-    lo = np.zeros(Yr.shape[0])
-    hi = (Yr / c).max(axis=1)
-    for _ in range(_BISECT):
+    out[need] = _euclid_shift(Y[need], c, b)
+    return out
+
+
+#: Bisection steps between attempts at the exact multiplier.
+_EXACT_EVERY = 4
+
+
+def _euclid_shift(Y: np.ndarray, c: np.ndarray | None, b: float) -> np.ndarray:
+    r"""Rows of ``Y`` (each with :math:`c^\top \mathrm{clip}(y, 0, 1) > b`) projected onto
+    :math:`\{x \in [0, 1]^n : c^\top x = b\}`: :math:`x = \mathrm{clip}(y - \lambda c, 0, 1)`
+    with the multiplier :math:`\lambda > 0` found for all rows at once (unit costs when ``c``
+    is None: a capped sum).
+
+    :math:`s(\lambda) = c^\top \mathrm{clip}(y - \lambda c, 0, 1)` is decreasing and piecewise
+    linear. A bisection on all rows narrows the bracket ``[lo, hi]`` around the root; every
+    few steps, each row's piece at ``hi`` (its free items ``F`` and saturated items ``U``) gives
+    the candidate :math:`\lambda = (\sum_F c_i y_i + \sum_U c_i - b) / \sum_F c_i^2`, the
+    exact root when the candidate lies on that same piece (checked), and the row is done. A row
+    never settled (extreme inputs) keeps the bisection's ``hi`` after ``_BISECT`` steps.
+    """
+    r, d = Y.shape
+    cc = np.ones(d) if c is None else c
+    c2 = cc * cc
+    lo = np.zeros(r)
+    hi = (Y / cc).max(axis=1)
+    lam = np.empty(r)
+    todo = np.arange(r)
+    Yt = Y
+    for step in range(_BISECT):
         mid = 0.5 * (lo + hi)
-        over = np.clip(Yr - mid[:, None] * c, 0.0, 1.0) @ c > b
+        over = np.clip(Yt - mid[:, None] * cc, 0.0, 1.0) @ cc > b
         lo = np.where(over, mid, lo)
         hi = np.where(over, hi, mid)
-    out[need] = np.clip(Yr - hi[:, None] * c, 0.0, 1.0)
-    return out
+        if step % _EXACT_EVERY != _EXACT_EVERY - 1:
+            continue
+        Zh = Yt - hi[:, None] * cc
+        free = (Zh > 0.0) & (Zh < 1.0)
+        sat = Zh >= 1.0
+        den = free @ c2
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            cand = (np.where(free, Yt, 0.0) @ cc + sat @ cc - b) / den
+            Zc = Yt - cand[:, None] * cc
+        ok = (np.isfinite(cand) & (den > 0.0)
+              & (((Zc > 0.0) & (Zc < 1.0)) == free).all(axis=1) & ((Zc >= 1.0) == sat).all(axis=1))
+        if ok.any():
+            lam[todo[ok]] = cand[ok]
+            keep = ~ok
+            todo, lo, hi, Yt = todo[keep], lo[keep], hi[keep], Yt[keep]
+            if not todo.size:
+                break
+    lam[todo] = hi
+    return np.clip(Y - lam[:, None] * cc, 0.0, 1.0)
 
 
 def euclidean_projection(region: object, y: object, *, n: int | None = None,
@@ -355,8 +390,9 @@ def euclidean_projection(region: object, y: object, *, n: int | None = None,
     r"""Euclidean projection :math:`\arg\min_{x \in P}\|x - y\|_2` onto a region (rows
     independently).
 
-    Closed form up to a scalar multiplier (found by bisection) for the box, uniform and
-    partition matroids and knapsacks; Frank-Wolfe with exact line search for other matroids.
+    Closed form up to a scalar multiplier (a bisection finished by an exact solve on its
+    piece) for the box, uniform and partition matroids and knapsacks; Frank-Wolfe with exact
+    line search for other matroids.
     Same parameters and return convention as :func:`kl_projection`.
 
     Examples
@@ -371,10 +407,14 @@ def euclidean_projection(region: object, y: object, *, n: int | None = None,
     if reg.kind == "box":
         X = np.clip(Y, 0.0, 1.0)
     elif reg.kind in ("uniform", "partition"):
-        X = np.zeros_like(Y)
-        for idx, cap in reg.blocks:
-            if cap > 0:
-                X[:, idx] = _euclid_capped_sum(Y[:, idx], cap)
+        blocks = reg.blocks
+        if reg.kind == "uniform" and blocks[0][1] > 0:  # one block, range(n) in order
+            X = _euclid_capped_sum(Y, blocks[0][1])
+        else:
+            X = np.zeros_like(Y)
+            for idx, cap in blocks:
+                if cap > 0:
+                    X[:, idx] = _euclid_capped_sum(Y[:, idx], cap)
     elif reg.kind == "knapsack":
         X = _euclid_knapsack(Y, np.asarray(reg.costs), float(reg.budget))
     else:

@@ -337,44 +337,89 @@ def knapsack_rounding(knapsack: Knapsack | KnapsackPolytope, x: object, *,
             f"The 'x' argument of {caller} must be a point of the knapsack polytope "
             "(0 <= x <= 1 and costs.x <= budget)."
         )
-    gen = as_generator(rng)
-    c = poly.costs
-    y = np.clip(xa, 0.0, 1.0)
+    return _pipage(xa, poly.costs, float(poly.budget), as_generator(rng))
+
+
+def _pipage(x: np.ndarray, c: np.ndarray, budget: float, gen: np.random.Generator,
+            unit: bool | None = None) -> np.ndarray:
+    """The walk of :func:`knapsack_rounding` on a point already checked to lie in the
+    polytope (``unit``: whether all costs are 1, computed when None)."""
+    y = np.clip(x, 0.0, 1.0)
     eps = 1e-12
     y[y < eps] = 0.0
     y[y > 1 - eps] = 1.0
     # A step makes i or j integral, and coordinates never turn fractional again: the pair of
     # the two smallest fractional indices is the one still fractional (carried) and the next
     # fractional index in order, so one pass over the fractional indices does every step.
+    frac = np.flatnonzero((y > 0) & (y < 1)).tolist()
+    # The walk is sequential, so it runs on Python floats (the same IEEE arithmetic as numpy's
+    # scalars, at a fraction of their cost), on uniforms drawn in one call: at most one per
+    # step and one for the leftover. The generator is then rewound and advanced by the number
+    # actually used, so its stream is exactly that of one scalar draw per use.
+    saved = gen.bit_generator.state
+    u = gen.random(len(frac)).tolist()
+    used = 0
+    yl = y.tolist()
+    cl = c.tolist()
+    # Unit costs (the matroid blocks of round_point): multiplying or dividing by 1.0 is exact,
+    # so the walk below skips it and stays bit-identical.
+    if unit is None:
+        unit = bool((c == 1.0).all())
     carry: int | None = None
-    for j in np.flatnonzero((y > 0) & (y < 1)).tolist():
+    for j in frac:
         if carry is None:
             carry = j
             continue
         i = carry
+        yi, yj = yl[i], yl[j]
         # Moving by t along e_i / c_i - e_j / c_j: x_i += t / c_i, x_j -= t / c_j.
-        up = min((1 - y[i]) * c[i], y[j] * c[j])
-        down = min(y[i] * c[i], (1 - y[j]) * c[j])
-        t = up if gen.random() < down / (up + down) else -down
-        y[i] += t / c[i]
-        y[j] -= t / c[j]
-        for e in (i, j):
-            if y[e] < eps:
-                y[e] = 0.0
-            elif y[e] > 1 - eps:
-                y[e] = 1.0
-        if 0.0 < y[i] < 1.0:
+        # (``a if a <= b else b`` is min(a, b), first argument on ties.)
+        if unit:
+            a, b = 1 - yi, yj
+            up = a if a <= b else b
+            a, b = yi, 1 - yj
+            down = a if a <= b else b
+            t = up if u[used] < down / (up + down) else -down
+            yi += t
+            yj -= t
+        else:
+            ci, cj = cl[i], cl[j]
+            a, b = (1 - yi) * ci, yj * cj
+            up = a if a <= b else b
+            a, b = yi * ci, (1 - yj) * cj
+            down = a if a <= b else b
+            t = up if u[used] < down / (up + down) else -down
+            yi += t / ci
+            yj -= t / cj
+        used += 1
+        if yi < eps:
+            yi = 0.0
+        elif yi > 1 - eps:
+            yi = 1.0
+        if yj < eps:
+            yj = 0.0
+        elif yj > 1 - eps:
+            yj = 1.0
+        yl[i], yl[j] = yi, yj
+        if 0.0 < yi < 1.0:
             carry = i
-        elif 0.0 < y[j] < 1.0:
+        elif 0.0 < yj < 1.0:
             carry = j
         else:
             carry = None
+    y = np.asarray(yl)
     chosen = y == 1.0
+    take_last = False
     if carry is not None:
         last = carry
         spent = float(c[chosen].sum())
-        if spent + c[last] <= poly.budget * (1 + 1e-12) and gen.random() < y[last]:
-            chosen[last] = True
+        if spent + c[last] <= budget * (1 + 1e-12):
+            take_last = u[used] < y[last]
+            used += 1
+            chosen[last] = take_last
+    gen.bit_generator.state = saved
+    if used:
+        gen.random(used)
     return np.flatnonzero(chosen)
 
 
@@ -465,8 +510,13 @@ def round_point(region: object, x: object, *, decomposition: object = None, n: i
             xb = xv[idx]
             if float(xb.sum()) <= 0.0:
                 continue
-            poly = KnapsackPolytope(np.ones(idx.size), float(cap))
-            mask[idx[knapsack_rounding(poly, xb, rng=gen)]] = True
+            if np.isfinite(xb).all():
+                # _sanitize put the block in its polytope: the walk without the re-checks
+                chosen = _pipage(xb, np.ones(idx.size), float(cap), gen, unit=True)
+            else:  # knapsack_rounding refuses it, with its message
+                chosen = knapsack_rounding(KnapsackPolytope(np.ones(idx.size), float(cap)), xb,
+                                           rng=gen)
+            mask[idx[chosen]] = True
     elif reg.kind == "knapsack":
         poly = KnapsackPolytope(np.asarray(reg.costs), float(reg.budget))
         mask[knapsack_rounding(poly, xv, rng=gen)] = True

@@ -423,6 +423,7 @@ class HedgeExperts(Learner):
         self._params = self._resolve()
         self._allowance = self._run_allowance()
         self._fed = False  # no feedback has reached the experts: their draws are uniform
+        self._draw_event = None
         self._hedge = Hedge(int(self.n), self._params["eta"], copies=int(self.k),
                             backend=self.backend, rng=hedge_rng)
         self._hedge.reset()
@@ -432,8 +433,13 @@ class HedgeExperts(Learner):
     def _draw(self) -> np.ndarray:
         """One draw of every expert, through the run's allowance once it depends on data."""
         if self._allowance is not None and self._fed:
-            self._allowance.charge(PrivacyEvent.exponential(
-                self._params["e0"], mechanism="hedge_draw", count=self._leaking()))
+            # The same event every round (public parameters): built once per run.
+            event = self.__dict__.get("_draw_event")
+            if event is None:
+                event = PrivacyEvent.exponential(self._params["e0"], mechanism="hedge_draw",
+                                                 count=self._leaking())
+                self._draw_event = event
+            self._allowance.charge(event)
         return self._hedge.sample(distinct=self.distinct)
 
     # -- diagnostics (non-private) ------------------------------------------------------------

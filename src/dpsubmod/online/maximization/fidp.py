@@ -178,7 +178,8 @@ class FIDP(HedgeExperts):
         G = np.empty((k, n))
         for i in range(k):
             G[i] = st.gains()
-            st.add(int(a[i]))
+            if i + 1 < k:  # the gains after the last expert's item feed no one
+                st._push(int(a[i]))  # a drawn item: in range(n)
         if not np.isfinite(G).all():
             raise ValidationError(
                 f"The round's function returned non-finite marginal gains to "

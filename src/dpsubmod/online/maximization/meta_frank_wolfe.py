@@ -395,6 +395,12 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
 
     def _feed(self, G: np.ndarray) -> None:
         H = self._params["H"]
-        for k, oco in enumerate(self._copies):
-            # The regulariser's gradient H v is the same for neighbours (v is released).
-            oco.update(-G[k] + H * oco.point())
+        copies = self._copies
+        # The regulariser's gradient H v is the same for neighbours (v is released). Each copy
+        # counts its gradient (its own noise, in copy order, as before; the protocol stops the
+        # learner at the copies' horizon T); the K targets are then projected in one call, row
+        # by row the same projection as each copy's own.
+        Y = np.stack([oco._target(-G[k] + H * oco._x) for k, oco in enumerate(copies)])
+        X = euclidean_projection(self._region, Y)
+        for oco, x in zip(copies, X):
+            oco._land(x)

@@ -91,7 +91,10 @@ def chain_subgradient(f: SetFunction, x: np.ndarray) -> np.ndarray:
     """
     order = chain_order(x)
     g = np.empty(x.size)
-    g[order] = np.diff(f.chain_values(order))
+    # ``order`` is a permutation by construction: the public chain_values' checks of a
+    # caller's order would cost a fifth of a round at n = 1000.
+    g[order] = np.diff(np.asarray(f._chain_values(order), dtype=np.float64))
+    f.evaluations += order.size + 1
     return g
 
 

@@ -527,7 +527,13 @@ class SubmodPFTAL(_SubmodBase):
         self._g_last = g
         # The regulariser (H/2)||x - centre||^2 adds H (x_t - centre): the same for neighbours
         # (x_t is released), so the counter's sensitivity is that of g alone.
-        self._oco.update(g + self._params["H"] * (self._x - self._params["centre"]))
+        z = g + self._params["H"] * (self._x - self._params["centre"])
+        if np.isfinite(z).all():
+            # The protocol already enforces the horizon the copy was built with, and z has the
+            # copy's shape: its trusted step skips the public update's checks.
+            self._oco._step(z)
+        else:  # the public update refuses it, with its own message
+            self._oco.update(z)
 
     def expected_value(self, f: SetFunction) -> float:
         """The Lovász extension at ``x_t``: the exact expected cost of the threshold rounding

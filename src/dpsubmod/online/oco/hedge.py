@@ -258,21 +258,32 @@ class Hedge(OnlineBase):
         did not draw (Gumbel-max over the allowed actions on numpy, the backend's exponential
         mechanism over them otherwise)."""
         n, copies = int(self.n), int(self.copies)
-        allowed = np.ones(n, dtype=bool)
         out = np.empty(copies, dtype=np.int64)
-        numpy = self._backend.name == "numpy"
-        noise = standard_gumbel(self._backend.generator, (copies, n)) if numpy else None
+        if self._backend.name == "numpy":
+            noise = standard_gumbel(self._backend.generator, (copies, n))
+            for i in range(copies):
+                # Relative to the best allowed action, so one allowed log-weight is 0 even when
+                # the overall leader was drawn by an earlier copy. Computed on the whole row,
+                # the drawn actions then excluded: the allowed actions get the same numbers,
+                # and the same first maximum, as on the allowed actions alone.
+                row = self._G[i]
+                drawn = out[:i]
+                if i:
+                    rest = row.copy()
+                    rest[drawn] = -np.inf
+                    top = rest.max()
+                else:
+                    top = row.max()
+                with np.errstate(over="ignore", invalid="ignore"):
+                    z = eta * (row - top)
+                z += noise[i]
+                z[drawn] = -np.inf
+                out[i] = int(np.argmax(z))
+            return out
+        allowed = np.ones(n, dtype=bool)
         for i in range(copies):
             cand = np.flatnonzero(allowed)
-            row = self._G[i, cand]
-            if numpy:
-                # Relative to the best allowed action, so one allowed log-weight is 0 even when
-                # the overall leader was drawn by an earlier copy.
-                with np.errstate(over="ignore"):
-                    z = eta * (row - row.max())
-                j = int(np.argmax(z + noise[i, cand]))  # type: ignore[index]
-            else:
-                j = int(self._backend.exponential(row, eta, sensitivity=1.0))
+            j = int(self._backend.exponential(self._G[i, cand], eta, sensitivity=1.0))
             out[i] = cand[j]
             allowed[cand[j]] = False
         return out

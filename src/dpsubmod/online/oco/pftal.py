@@ -267,6 +267,13 @@ class PFTAL(OnlineBase):
 
     def _step(self, z: np.ndarray) -> np.ndarray:
         """Trusted update (learners built on PFTAL call this after their own clipping)."""
+        self._land(self._project(self._target(z)))
+        return self._x.copy()
+
+    def _target(self, z: np.ndarray) -> np.ndarray:
+        """The first half of :meth:`_step`: count ``z`` and return the point to project (a
+        learner running several copies projects their targets in one call, then calls
+        :meth:`_land` on each)."""
         self._xsum += self._x
         self._t += 1
         if self._tree is None:
@@ -282,8 +289,11 @@ class PFTAL(OnlineBase):
         # that far out is the domain's extreme point in that direction, which a clamp at the
         # float limit keeps while sparing a user's projection the infinities.
         np.clip(y, -_FLOAT_MAX, _FLOAT_MAX, out=y)
-        self._x = self._project(y)
-        return self._x.copy()
+        return y
+
+    def _land(self, x: np.ndarray) -> None:
+        """The second half of :meth:`_step`: move to the projected point ``x``."""
+        self._x = x
 
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan | None:
