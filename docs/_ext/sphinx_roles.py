@@ -15,6 +15,8 @@ stands, so before the docstrings are parsed:
 
 from __future__ import annotations
 
+import ast
+
 import re
 import textwrap
 from typing import Any
@@ -103,6 +105,8 @@ def shadow_submodules(pkg: griffe.Module) -> list[str]:
     """
     modules = _modules(pkg)
     for module in modules:
+        _lazy_aliases(module)
+    for module in modules:
         for member in list(module.members.values()):
             if member.is_alias:
                 try:
@@ -118,6 +122,25 @@ def shadow_submodules(pkg: griffe.Module) -> list[str]:
                 module.members[name] = griffe.Alias(name, sub.members[name], parent=module)
                 shadowed.append(f"{module.path}.{name}")
     return shadowed
+
+
+def _lazy_aliases(module: griffe.Module) -> None:
+    """The names a package loads on first use (its ``_WHERE`` table, ``dpsubmod._lazy``).
+
+    Griffe reads imports, and a lazily loaded name has none: each becomes an alias of its
+    definition (a function named like its submodule is resolved, so it shadows the module).
+    """
+    table = module.members.get("_WHERE")
+    if table is None or table.is_alias or table.value is None:
+        return
+    for sub, names in ast.literal_eval(str(table.value)).items():
+        for name in names:
+            if name == sub.rpartition(".")[2] and name in module.members:
+                # shadow_submodules turns it into the function once it shows as an import
+                module.imports[name] = f"{module.path}.{sub}.{name}"
+            elif name not in module.members:
+                module.members[name] = griffe.Alias(
+                    name, f"{module.path}.{sub}.{name}", parent=module)
 
 
 def _objects(obj: griffe.Object) -> list[griffe.Object]:
