@@ -10,6 +10,7 @@ to private methods, which charge it before any noise.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
 from ..errors import ValidationError
+from ..privacy.backends import backend_chosen, choose_backend
 from .result import Result
 
 __all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
@@ -94,11 +96,28 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
             raise ValueError(f"private method {name!r} must take budget=")
         bk = (("numpy", "secure", "opendp") if private else ()) if backends is None \
             else tuple(backends)
+        if private and "backend" in params:
+            fn = _choosing_backend(fn, name, bk)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
                                     needs_delta, bk, options)
         return fn
 
     return deco
+
+
+def _choosing_backend(fn: Callable[..., Result], name: str,
+                      supported: tuple[str, ...]) -> Callable[..., Result]:
+    """``fn`` with its ``backend=`` chosen by the library's one default rule
+    (:func:`~dpsubmod.privacy.backends.choose_backend`) when it is called, directly or through
+    :func:`maximize`: no seed means the secure backend, a seed a numpy simulation."""
+    @functools.wraps(fn)
+    def method(*args: Any, **kwargs: Any) -> Result:
+        kwargs["backend"] = choose_backend(kwargs.get("backend"), kwargs.get("rng"),
+                                           caller=name, supported=supported)
+        with backend_chosen():
+            return fn(*args, **kwargs)
+
+    return method
 
 
 def list_methods(private: bool | None = None, *, kind: str = "set") -> list[str]:
@@ -191,7 +210,11 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             )
         epsilon = check_epsilon(epsilon, caller=caller)
         delta = check_delta(delta, caller=caller)
-        with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"):
+        if "backend" in spec.options:
+            options["backend"] = choose_backend(options.get("backend"), rng, caller=caller,
+                                                supported=spec.backends, stacklevel=4)
+        with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"), \
+                backend_chosen():
             return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
                            **options)
     if epsilon is not None or budget is not None:

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ParameterTypeError, ValidationError
-from ..privacy.backends import BACKENDS, NoiseBackend, resolve_backend
+from ..privacy.backends import BACKENDS, NoiseBackend, choose_backend, resolve_backend
 from ..privacy.continual import TreeAggregator
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 
 __all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "is_grid_backend",
-           "check_spend"]
+           "check_spend", "learner_backend"]
 
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
@@ -43,6 +43,14 @@ def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
 
 #: The engine in a grid backend's label: ``secure(granularity=2^-20)@opendp-0.16.0``.
 _ENGINE = re.compile(r"\)@([A-Za-z0-9_.+-]+)")
+
+
+def learner_backend(backend: Any, rng: Any, caller: str, noise: str | None = None) -> Any:
+    """A learner's ``backend=``, chosen by the library's one default rule
+    (:func:`~dpsubmod.privacy.backends.choose_backend`): no seed, the secure backend; a seed, a
+    numpy simulation. l2-Laplace noise has no exact sampler, so with it the default is numpy."""
+    supported = ("numpy",) if noise == "l2laplace" else ("numpy", "secure", "opendp")
+    return choose_backend(backend, rng, caller=caller, supported=supported, stacklevel=4)
 
 
 def tree_event(T: int, dim: int, *, noise: str, sensitivity: float,

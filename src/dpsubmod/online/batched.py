@@ -55,7 +55,7 @@ from ..privacy import mechanisms as mech
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
-from ._plans import check_backend, run_plan, tree_backend
+from ._plans import check_backend, learner_backend, run_plan, tree_backend
 from .protocol import Learner
 
 __all__ = ["BatchedPrivateBandit", "batch_length", "inner_feedback", "noise_margin"]
@@ -189,7 +189,7 @@ class BatchedPrivateBandit(Learner):
         self.epsilon = epsilon
         self.batch = batch
         self.shrink = shrink
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

@@ -28,7 +28,7 @@ from ..._validation import check_int, check_real, is_noise_off
 from ...errors import ValidationError
 from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, check_spend, run_plan
+from .._plans import check_backend, check_spend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
@@ -151,7 +151,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         self.calibration = calibration
         self.composition = composition
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, caller, noise)
         check_ftrl_privacy(epsilon, delta, noise, caller)
         check_backend(backend, caller)
         if calibration not in ("sound", "paper"):

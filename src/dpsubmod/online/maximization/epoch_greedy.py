@@ -37,7 +37,7 @@ from ...privacy.composition import split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
     NEIGHBOURING,
@@ -229,7 +229,7 @@ class PrivateEpochGreedy(Learner):
         self.first_epoch = first_epoch
         self.max_epoch = max_epoch
         self.bound = bound
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

@@ -30,7 +30,7 @@ from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
     NEIGHBOURING,
@@ -197,7 +197,7 @@ class PrivateExploreThenCommit(Learner):
         self.m = m
         self.restart = restart
         self.bound = bound
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

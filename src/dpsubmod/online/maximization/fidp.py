@@ -16,6 +16,7 @@ from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
+from .._plans import learner_backend
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
     REWARD_UNITS,
@@ -127,7 +128,7 @@ class FIDP(HedgeExperts):
         self.calibration = calibration
         self.composition = composition
         self.distinct = distinct
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_common_params(type(self).__name__)

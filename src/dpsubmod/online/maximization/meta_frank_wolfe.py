@@ -65,7 +65,7 @@ from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
 from ...privacy.composition import even_share
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, run_plan
+from .._plans import check_backend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
@@ -255,7 +255,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         self.H = H
         self.noise = noise
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, caller, noise)
         if not isinstance(noise, str) or noise not in _COPY_NOISES:
             raise ValidationError(
                 f"The 'noise' parameter of {caller} must be one of {list(_COPY_NOISES)}; got "

@@ -78,7 +78,7 @@ from ...functions.base import SetFunction
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
@@ -184,7 +184,7 @@ class PrivateTreeExperts(Learner):
         self.noise = noise
         self.eta = eta
         self.honaker = honaker
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, type(self).__name__, noise)
         self.rng = rng
         self.budget = budget
         self._check_params()

@@ -54,7 +54,7 @@ from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from ...privacy.zcdp import rho_for_target
-from .._plans import check_backend, check_spend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
@@ -254,7 +254,7 @@ class PrivateFTRL(OnlineBase):
         self.tree_epsilon = tree_epsilon
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, caller, noise)
         self._n_region = reg.n
         plan = self._privacy_plan()
         if plan is not None and tree_epsilon is not None:

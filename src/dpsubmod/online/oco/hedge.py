@@ -31,7 +31,7 @@ from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
-from .._plans import run_plan
+from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
 from .hedge_privacy import (
     best_composition,
@@ -127,7 +127,7 @@ class Hedge(OnlineBase):
         self.max_draws = max_draws
         self.delta = delta
         self.composition = composition
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, caller)
         self.rng = rng
         self.budget = budget
         _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use

@@ -52,7 +52,7 @@ from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import NOISES, check_privacy_args, clip_norm
-from .._plans import check_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
@@ -173,7 +173,7 @@ class PFTAL(OnlineBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(backend, rng, caller, noise)
 
     # -- state --------------------------------------------------------------------------------
     @property
