@@ -11,11 +11,14 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._cells import to_float
+from .._log import get_logger
 from .._validation import check_delta, check_epsilon
 from ..errors import ParameterTypeError, ValidationError
 
-__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "seeded_simulation", "as_float", "feature_names",
-           "bounds_by_name", "n_to_select", "validate_X"]
+__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "seeded_simulation", "as_float",
+           "feature_names", "bounds_by_name", "n_to_select", "validate_X"]
+
+_log = get_logger(__name__)
 
 #: Noise backends a caller may name (a method may support fewer; see its registry entry).
 _BACKENDS = ("secure", "numpy", "opendp")
@@ -98,7 +101,11 @@ class PrivateSelectorMixin:
         _check_backend(self.backend, method, caller)  # type: ignore[attr-defined]
         budget = self._check_budget(caller)
         rng = _check_random_state(self.random_state, caller)  # type: ignore[attr-defined]
-        return eps, delta, method, self._backend(method, caller), budget, rng
+        backend = self._backend(method, caller)
+        _log.info("%s.fit: one release of (epsilon=%g, delta=%g) by %s on the %s backend%s",
+                  caller, eps, delta, method, backend,
+                  "" if budget is None else ", charged to the budget")
+        return eps, delta, method, backend, budget, rng
 
     def _backend(self, method: str, caller: str) -> str:
         """The backend of a fit, by the library's one default rule: no ``random_state``, the

@@ -114,6 +114,10 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         on every fit, a Generator continues its stream, ``None`` draws fresh entropy. With no
         ``backend`` it makes fits seeded simulations; it seeds the ``"numpy"`` backend only, so
         with ``backend="secure"`` it raises a :class:`~dpsubmod.errors.SeedWarning`.
+    verbose : int, default=0
+        ``0``: silent. ``1``: log the release (method, epsilon, delta, backend, budget) at INFO
+        on standard error through the ``"dpsubmod"`` logger, for the duration of ``fit``;
+        ``2``: DEBUG messages too. Messages carry public parameters only.
 
     Attributes
     ----------
@@ -192,7 +196,7 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
                  similarity: str = "gaussian", bandwidth: float | None = None,
                  radius: float | None = None, invalid: str = "drop", epsilon: float = 1.0,
                  delta: float = 0.0, method: str = "private_greedy", backend: str | None = None,
-                 budget: Any = None, random_state: Any = None) -> None:
+                 budget: Any = None, random_state: Any = None, verbose: int = 0) -> None:
         self.n_candidates_to_select = n_candidates_to_select
         self.candidates = candidates
         self.grid = grid
@@ -207,6 +211,7 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         self.backend = backend
         self.budget = budget
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any = None) -> PrivateFacilityLocationSelector:
         """Choose the exemplars privately: one release, charged to ``budget``.
@@ -222,6 +227,12 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         -------
         self
         """
+        from .._log import verbose
+
+        with verbose(self.verbose):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> PrivateFacilityLocationSelector:
         from .. import __version__
         from ..privacy.backends import backend_chosen
         from ..tasks import build_constraint, private_select

@@ -91,6 +91,10 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         on every fit, a Generator continues its stream, ``None`` draws fresh entropy. With no
         ``backend`` it makes fits seeded simulations; it seeds the ``"numpy"`` backend only, so
         with ``backend="secure"`` it raises a :class:`~dpsubmod.errors.SeedWarning`.
+    verbose : int, default=0
+        ``0``: silent. ``1``: log the release (method, epsilon, delta, backend, budget) at INFO
+        on standard error through the ``"dpsubmod"`` logger, for the duration of ``fit``;
+        ``2``: DEBUG messages too. Messages carry public parameters only.
     bins : int, "categorical", sequence of float, dict or None, default=None
         How each feature becomes categories (public). An int ``B``: ``B`` equal-width bins on
         the column's ``bounds``, for every column with bounds. A sequence of increasing edges
@@ -168,6 +172,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     def __init__(self, n_features_to_select: int | float | None = None, *,
                  epsilon: float = 1.0, delta: float = 0.0, method: str = "private_greedy",
                  backend: str | None = None, budget: Any = None, random_state: Any = None,
+                 verbose: int = 0,
                  bins: Any = None, bounds: Any = None,
                  label_thresholds: Any = None) -> None:
         self.n_features_to_select = n_features_to_select
@@ -177,6 +182,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         self.backend = backend
         self.budget = budget
         self.random_state = random_state
+        self.verbose = verbose
         self.bins = bins
         self.bounds = bounds
         self.label_thresholds = label_thresholds
@@ -197,6 +203,12 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         -------
         self
         """
+        from .._log import verbose
+
+        with verbose(self.verbose):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> PrivateFeatureSelector:
         from .. import __version__
         from ..privacy.backends import backend_chosen
         from ..tasks import build_constraint, build_task, private_select

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._log import get_logger
 from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
@@ -26,6 +27,8 @@ from .result import Result
 
 __all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
            "maximize_ksubmodular", "KINDS"]
+
+_log = get_logger(__name__)
 
 #: Problem kinds a method may solve.
 KINDS = ("set", "ksubmodular")
@@ -202,6 +205,8 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             f"{caller}: method {method!r} takes no option(s) {', '.join(map(repr, unknown))}. "
             f"Its options are: {valid}."
         )
+    _log.debug("%s: method %s on a ground set of %d items", caller, method,
+               int(getattr(f, "n", -1)))
     if spec.private:
         if epsilon is None:
             raise ValidationError(

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from .._log import get_logger
 from .._rng import RNGLike, as_generator, standard_gumbel
 from ..errors import ParameterTypeError, SeedWarning, ValidationError
 from ._noise_backend import NoiseBackend, Release
@@ -231,6 +232,8 @@ def resolve_backend(backend: str | NoiseBackend | None = None,
 # =============================================================================================
 # the default backend of a public entry
 # =============================================================================================
+_log = get_logger(__name__)
+
 #: Set while a public entry runs with its backend already chosen, so that the entries it calls
 #: (an estimator's task, a method that runs another) neither choose again nor warn twice.
 _CHOSEN: contextvars.ContextVar[bool] = contextvars.ContextVar("dpsubmod_backend_chosen",
@@ -278,7 +281,10 @@ def choose_backend(backend: Any, rng: Any, *, caller: str,
         return backend if backend is not None else ("numpy" if rng is not None
                                                      or "secure" not in supported else "secure")
     if backend is None:
-        return "secure" if rng is None and "secure" in supported else "numpy"
+        chosen = "secure" if rng is None and "secure" in supported else "numpy"
+        _log.debug("%s: noise backend %s (no backend given, %s)", caller, chosen,
+                   "no seed" if rng is None else "a seed: a simulation")
+        return chosen
     if rng is not None and isinstance(backend, str) and backend in ("secure", "opendp"):
         warnings.warn(SeedWarning(
             f"{caller}: {seed_name} does not make a run on the {backend} backend repeat: its "
