@@ -152,6 +152,8 @@ class BatchedPrivateBandit(Learner):
         The privacy is the same.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Laplace noise.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: the noise (numpy backend) and the inner clone's seed.
     budget : Budget or None, default=None

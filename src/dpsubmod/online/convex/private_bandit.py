@@ -137,6 +137,9 @@ class PrivateBandit(BanditConvexLearner):
         ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
         installed); ``"opendp"`` requires OpenDP. Grid backends need ``noise="laplace"`` or
         ``"gaussian"``, and draw no noise from ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
 
     Attributes
     ----------

@@ -134,6 +134,9 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         Noise backend of the oracles' trees (see :class:`~dpsubmod.online.oco.PrivateFTRL`):
         ``"secure"`` draws exact discrete node noise (through OpenDP when it is installed);
         ``"opendp"`` requires OpenDP.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,

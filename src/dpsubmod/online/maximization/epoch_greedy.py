@@ -188,6 +188,8 @@ class PrivateEpochGreedy(Learner):
         Public upper bound ``B`` on every :math:`f_t`; values are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         The method's noise backend.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: epoch 0's set and each selection's draws.
     budget : Budget or None, default=None

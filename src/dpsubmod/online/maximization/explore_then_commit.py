@@ -158,6 +158,8 @@ class PrivateExploreThenCommit(Learner):
         Public upper bound ``B`` on every :math:`f_t`; rewards are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Laplace noise (:func:`~dpsubmod.privacy.mechanisms.laplace`).
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built (the numpy backend's noise).
     budget : Budget or None, default=None

@@ -93,6 +93,8 @@ class FIDP(HedgeExperts):
         paper's. ``False``: the paper's independent draws.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
     budget : Budget or None, default=None

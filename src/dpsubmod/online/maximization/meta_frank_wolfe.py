@@ -242,6 +242,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
     backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
         Noise backend of the copies' counters. l2-Laplace has no exact sampler on a grid, so
         the secure backends need ``noise="laplace"``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,

@@ -145,6 +145,8 @@ class PrivateTreeExperts(Learner):
         Use Honaker's estimator for the prefix sums (same privacy, lower variance).
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         The counter's noise backend.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: the counter's noise (numpy backend) and the draws.
     budget : Budget or None, default=None

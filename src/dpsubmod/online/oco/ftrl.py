@@ -205,6 +205,8 @@ class PrivateFTRL(OnlineBase):
         ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
         installed) with the loss vectors summed in integer grid units; ``"opendp"`` requires
         OpenDP. Grid backends ignore ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget or None, default=None
         Charged the whole run's guarantee at construction, before anything is released
         (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing

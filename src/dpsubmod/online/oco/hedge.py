@@ -88,6 +88,8 @@ class Hedge(OnlineBase):
         (OpenDP's noisy max when it is installed, else dpsubmod's exact Python sampler;
         randomness from the operating system, ``rng`` then unused); ``"opendp"`` requires
         OpenDP; an instance such as ``SecureBackend(...)`` is used as is.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
     budget : Budget or None, default=None

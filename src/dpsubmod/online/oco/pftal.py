@@ -113,6 +113,9 @@ class PFTAL(OnlineBase):
         ``"secure"`` draws exact discrete node noise on a grid, through OpenDP when it is
         installed, with items summed in integer grid units; ``"opendp"`` requires OpenDP. Grid
         backends need ``noise="laplace"`` or ``"gaussian"``; they ignore ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget or None, default=None
         Charged the whole run's guarantee (:attr:`privacy`) at construction, before anything is
         released (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then
