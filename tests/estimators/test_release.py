@@ -232,7 +232,11 @@ def test_bad_parameters_name_the_argument(kind, param, value, match, error):
 def test_a_method_on_the_wrong_backend_names_the_fix():
     X, y = labelled()
     with pytest.raises(ValidationError, match="backend='numpy'"):
-        PrivateFeatureSelector(2, method="private_continuous_greedy").fit(X, y)
+        PrivateFeatureSelector(2, method="private_continuous_greedy",
+                               backend="secure").fit(X, y)
+    # with no backend, a method that has no exact sampler runs on numpy, and says so
+    sel = PrivateFeatureSelector(2, method="private_continuous_greedy").fit(X, y)
+    assert sel.privacy_.backend == "numpy" and not sel.privacy_.simulation
 
 
 def test_importing_dpsubmod_does_not_import_sklearn():
