@@ -191,7 +191,7 @@ class BatchedPrivateBandit(Learner):
         self.epsilon = epsilon
         self.batch = batch
         self.shrink = shrink
-        self.backend = learner_backend(backend, rng, type(self).__name__)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

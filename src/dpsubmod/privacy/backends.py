@@ -242,7 +242,7 @@ _CHOSEN: contextvars.ContextVar[bool] = contextvars.ContextVar("dpsubmod_backend
 
 def choose_backend(backend: Any, rng: Any, *, caller: str,
                    supported: tuple[str, ...] = ("numpy", "secure", "opendp"),
-                   seed_name: str = "rng", stacklevel: int = 3) -> Any:
+                   seed_name: str = "rng", stacklevel: int = 3, warn: bool = True) -> Any:
     """The noise backend a public call uses: dpsubmod's one default and its one warning.
 
     Every private entry (``maximize`` and the private offline methods, the private online
@@ -271,6 +271,8 @@ def choose_backend(backend: Any, rng: Any, *, caller: str,
         How the caller's user spells the seed (``"random_state"``, ``"--seed"``).
     stacklevel : int, default=3
         Of the warning: 3 points at the code that called the entry calling this function.
+    warn : bool, default=True
+        ``False`` when the library itself builds the entry with a backend it already chose.
 
     Returns
     -------
@@ -285,7 +287,8 @@ def choose_backend(backend: Any, rng: Any, *, caller: str,
         _log.debug("%s: noise backend %s (no backend given, %s)", caller, chosen,
                    "no seed" if rng is None else "a seed: a simulation")
         return chosen
-    if rng is not None and isinstance(backend, str) and backend in ("secure", "opendp"):
+    if warn and rng is not None and isinstance(backend, str) and backend in ("secure",
+                                                                             "opendp"):
         warnings.warn(SeedWarning(
             f"{caller}: {seed_name} does not make a run on the {backend} backend repeat: its "
             "noise comes from the operating system's cryptographic source. Pass no "

@@ -196,7 +196,7 @@ class PrivateBandit(BanditConvexLearner):
         self.fw_step = fw_step
         self.rng = rng
         self.budget = budget
-        self.backend = learner_backend(backend, rng, type(self).__name__, noise)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__, noise)
         self._resolved = self._resolve()
 
     @property

@@ -91,7 +91,7 @@ class _BanditExperts(HedgeExperts):
         self.calibration = calibration
         self.composition = composition
         self.distinct = distinct
-        self.backend = learner_backend(backend, rng, type(self).__name__)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         caller = type(self).__name__

@@ -154,7 +154,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         self.calibration = calibration
         self.composition = composition
         self.budget = budget
-        self.backend = learner_backend(backend, rng, caller, noise)
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         check_ftrl_privacy(epsilon, delta, noise, caller)
         check_backend(backend, caller)
         if calibration not in ("sound", "paper"):

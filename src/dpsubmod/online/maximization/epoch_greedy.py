@@ -231,7 +231,7 @@ class PrivateEpochGreedy(Learner):
         self.first_epoch = first_epoch
         self.max_epoch = max_epoch
         self.bound = bound
-        self.backend = learner_backend(backend, rng, type(self).__name__)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

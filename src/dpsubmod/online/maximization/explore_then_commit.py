@@ -199,7 +199,7 @@ class PrivateExploreThenCommit(Learner):
         self.m = m
         self.restart = restart
         self.bound = bound
-        self.backend = learner_backend(backend, rng, type(self).__name__)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

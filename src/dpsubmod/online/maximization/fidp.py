@@ -130,7 +130,7 @@ class FIDP(HedgeExperts):
         self.calibration = calibration
         self.composition = composition
         self.distinct = distinct
-        self.backend = learner_backend(backend, rng, type(self).__name__)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_common_params(type(self).__name__)

@@ -258,7 +258,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         self.H = H
         self.noise = noise
         self.budget = budget
-        self.backend = learner_backend(backend, rng, caller, noise)
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         if not isinstance(noise, str) or noise not in _COPY_NOISES:
             raise ValidationError(
                 f"The 'noise' parameter of {caller} must be one of {list(_COPY_NOISES)}; got "

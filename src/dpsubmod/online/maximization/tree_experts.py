@@ -186,7 +186,7 @@ class PrivateTreeExperts(Learner):
         self.noise = noise
         self.eta = eta
         self.honaker = honaker
-        self.backend = learner_backend(backend, rng, type(self).__name__, noise)
+        self.backend = learner_backend(self, backend, rng, type(self).__name__, noise)
         self.rng = rng
         self.budget = budget
         self._check_params()

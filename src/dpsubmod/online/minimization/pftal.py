@@ -181,7 +181,7 @@ class _SubmodBase(Learner):
         self.delta = delta
         self.rng = rng
         self.budget = budget
-        self.backend = learner_backend(backend, rng, caller, noise)
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         check_backend(backend, caller, noise)
         self._check_spend()
 

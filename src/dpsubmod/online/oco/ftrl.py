@@ -256,7 +256,7 @@ class PrivateFTRL(OnlineBase):
         self.tree_epsilon = tree_epsilon
         self.rng = rng
         self.budget = budget
-        self.backend = learner_backend(backend, rng, caller, noise)
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         self._n_region = reg.n
         plan = self._privacy_plan()
         if plan is not None and tree_epsilon is not None:

@@ -129,7 +129,7 @@ class Hedge(OnlineBase):
         self.max_draws = max_draws
         self.delta = delta
         self.composition = composition
-        self.backend = learner_backend(backend, rng, caller)
+        self.backend = learner_backend(self, backend, rng, caller)
         self.rng = rng
         self.budget = budget
         _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use

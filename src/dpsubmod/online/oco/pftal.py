@@ -176,7 +176,7 @@ class PFTAL(OnlineBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
-        self.backend = learner_backend(backend, rng, caller, noise)
+        self.backend = learner_backend(self, backend, rng, caller, noise)
 
     # -- state --------------------------------------------------------------------------------
     @property
