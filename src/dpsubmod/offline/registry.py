@@ -255,8 +255,12 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
         noise (and raises :class:`~dpsubmod.errors.BudgetExceededError`, releasing nothing, when
         it does not fit).
     rng : int, Generator or None
-        All randomness of the run. A seeded run on the numpy backend is a reproducible
-        simulation, not a private release.
+        All randomness of the run. With no ``backend=`` option, a private method runs on the
+        secure backend when ``rng`` is None (a release: OpenDP when installed, else the exact
+        Python engine) and on numpy when it is given: a reproducible simulation, not a private
+        release, which the statement says. An explicit ``backend=`` is kept; a seed given with
+        ``backend="secure"`` raises a :class:`~dpsubmod.errors.SeedWarning`
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     progress : bool, default=False
         Show a tqdm bar on stderr, silent when stderr is not a terminal: one step per planned
         mechanism use for a private method (greedy steps, rounds, iterations), one per element
