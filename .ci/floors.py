@@ -2,9 +2,10 @@
 
 Usage: ``python .ci/floors.py [EXTRA ...] [--all-extras-but EXTRA ...] [--skip NAME ...]``.
 The pins cover the core dependencies and those of the named extras (or of every extra but
-those listed); a package declared in several places gets its highest floor. CI installs
-exactly these versions in a second environment and runs the tests there, so a floor in
-pyproject.toml is a version the tests have passed with.
+those listed). A package declared in several places (scikit-learn in [data], [sklearn] and
+[test]) must declare one floor everywhere: two floors would leave the lower one untested, so
+they are refused. CI installs exactly these versions in a second environment and runs the
+tests there, so a floor in pyproject.toml is a version the tests have passed with.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ SPEC = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*>=\s*([0-
 
 
 def floors(project: dict, extras: list[str], skip: set[str]) -> dict[str, str]:
-    """Package name (normalised) -> its highest declared floor."""
+    """Package name (normalised) -> its one declared floor (every extra is checked for it)."""
     specs = list(project.get("dependencies", []))
     optional = project.get("optional-dependencies", {})
+    check_one_floor(specs + [s for group in optional.values() for s in group])
     unknown = [e for e in extras if e not in optional]
     if unknown:
         raise SystemExit(f"unknown extra(s) {unknown}; pyproject declares {sorted(optional)}")
@@ -39,6 +41,21 @@ def floors(project: dict, extras: list[str], skip: set[str]) -> dict[str, str]:
         if name not in out or _key(version) > _key(out[name]):
             out[name] = version
     return out
+
+
+def check_one_floor(specs: list[str]) -> None:
+    """Refuse a package declared with different floors in different places."""
+    seen: dict[str, set[str]] = {}
+    for spec in specs:
+        m = SPEC.match(spec.split(";")[0])
+        if m is not None:
+            name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+            seen.setdefault(name, set()).add(m.group(3))
+    split = {n: sorted(v, key=_key) for n, v in seen.items() if len(v) > 1}
+    if split:
+        raise SystemExit("one floor per package: " + "; ".join(
+            f"{n} is declared >= {' and >= '.join(v)}" for n, v in sorted(split.items()))
+            + ". Declare the same floor in every extra (the tested one).")
 
 
 def _key(version: str) -> tuple[int, ...]:

@@ -22,6 +22,7 @@ __all__ = [
     "MissingDependencyError",
     "PrivacyMapError",
     "FrozenParameterError",
+    "SeedWarning",
 ]
 
 
@@ -86,3 +87,10 @@ class FrozenParameterError(DPSubmodError, AttributeError):
     """A parameter of a built learner was assigned (or deleted). A learner resolves its public
     parameters once, at construction, and its privacy statement and charge describe exactly
     those; build a new learner (``learner.clone(name=value)``) to change one."""
+
+
+class SeedWarning(UserWarning):
+    """A seed (``rng=``, ``random_state=``, ``--seed``) was passed together with a secure noise
+    backend, whose noise comes from the operating system's cryptographic source: the seed does
+    not make the run repeat. Pass no seed for a release, or ``backend="numpy"`` (or no backend)
+    with the seed for a reproducible simulation."""

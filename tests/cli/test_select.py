@@ -94,6 +94,34 @@ def test_numpy_backend_is_reproducible_with_a_seed(tmp_path, coverage_csv, capsy
     assert "not to protect" in capsys.readouterr().out
 
 
+def test_default_backend_secure_without_seed_simulation_with_one(tmp_path, coverage_csv,
+                                                                  capsys):
+    from dpsubmod.cli import main
+
+    out = tmp_path / "r.json"
+    args = ["select", str(coverage_csv), "--task", "coverage", "--k", "2", "--epsilon", "1",
+            "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert doc["privacy"]["backend"] == "secure" and "simulation" not in printed.out
+    engine = doc["privacy"]["statement"].split("(engine ")[1].split(")")[0]
+    assert f"Noise backend: secure (engine {engine}):" in printed.out  # the printout names it
+    assert printed.err == ""
+    assert main(args + ["--seed", "3"]) == 0
+    printed = capsys.readouterr()
+    doc = json.loads(out.read_text())
+    assert doc["privacy"]["backend"] == "numpy" and doc["privacy"]["statement"].count(
+        "simulation") == 1
+    assert "Noise backend: numpy (engine numpy-" in printed.out
+    assert "a seeded simulation" in printed.out and printed.err == ""
+    assert main(args + ["--seed", "3", "--backend", "secure"]) == 0
+    printed = capsys.readouterr()
+    assert json.loads(out.read_text())["privacy"]["backend"] == "secure"
+    assert printed.err.count("dpsubmod select: warning: --seed does not make a run on the "
+                             "secure backend repeat") == 1
+
+
 def test_opendp_backend_by_name(tmp_path, coverage_csv, capsys):
     pytest.importorskip("opendp")
     from dpsubmod.cli import main

@@ -24,6 +24,7 @@ from dpsubmod.errors import (  # noqa: E402
     BudgetExceededError,
     DPSubmodError,
     ParameterTypeError,
+    SeedWarning,
     ValidationError,
 )
 from dpsubmod.estimators import (  # noqa: E402
@@ -181,11 +182,27 @@ def test_random_state_is_resolved_in_fit(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_random_state_on_the_secure_backend_warns(kind):
     X, y = data(kind)
-    with pytest.warns(UserWarning, match="does not make"):
-        selector(kind, random_state=0).fit(X, y)
+    with pytest.warns(SeedWarning, match="random_state does not make") as caught:
+        selector(kind, random_state=0, backend="secure").fit(X, y)
+    assert len(caught) == 1  # one warning, from the estimator, not again from the method
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         selector(kind).fit(X, y)
+        selector(kind, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_default_backend_secure_unseeded_simulation_seeded(kind):
+    X, y = data(kind)
+    unseeded = selector(kind).fit(X, y)
+    assert unseeded.privacy_.backend == "secure" and not unseeded.privacy_.simulation
+    assert unseeded.__sklearn_tags__().non_deterministic
+    seeded = selector(kind, random_state=0).fit(X, y)
+    assert seeded.privacy_.backend == "numpy" and seeded.privacy_.simulation
+    assert "simulation" in seeded.release_["privacy"]["statement"]
+    assert not seeded.__sklearn_tags__().non_deterministic
+    again = selector(kind, random_state=0).fit(X, y)
+    assert list(again.ranking_) == list(seeded.ranking_)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -215,7 +232,11 @@ def test_bad_parameters_name_the_argument(kind, param, value, match, error):
 def test_a_method_on_the_wrong_backend_names_the_fix():
     X, y = labelled()
     with pytest.raises(ValidationError, match="backend='numpy'"):
-        PrivateFeatureSelector(2, method="private_continuous_greedy").fit(X, y)
+        PrivateFeatureSelector(2, method="private_continuous_greedy",
+                               backend="secure").fit(X, y)
+    # with no backend, a method that has no exact sampler runs on numpy, and says so
+    sel = PrivateFeatureSelector(2, method="private_continuous_greedy").fit(X, y)
+    assert sel.privacy_.backend == "numpy" and not sel.privacy_.simulation
 
 
 def test_importing_dpsubmod_does_not_import_sklearn():

@@ -10,6 +10,7 @@ probabilities), and the two laws of a neighbouring pair are compared with
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -40,6 +41,13 @@ from dpsubmod.online.maximization import fidp as fidp_module
 from dpsubmod.online.oco import hedge as hedge_module
 from dpsubmod.privacy import exact_check
 from oracles import experts_output_distribution
+
+# The exact laws enumerated below are those of the numpy sampler, so the learners are built on
+# it (without a seed the library's default is the secure backend, tested in
+# test_secure_learners.py).
+FIDP, BanditDP, NaiveBanditDP, PresampledBanditDP = (
+    functools.partial(cls, backend="numpy")
+    for cls in (FIDP, BanditDP, NaiveBanditDP, PresampledBanditDP))
 
 N = 3
 

@@ -195,8 +195,9 @@ def test_pftal_meta_frank_wolfe_on_a_grid_charges_what_numpy_charges(backend):
     charged = {}
     for name, b in (("numpy", "numpy"), (backend, be)):
         budget = Budget(5.0)
+        # a seed reproduces numpy runs only (with a secure backend it would be a SeedWarning)
         learner = O.PFTALMetaFrankWolfe(4, T, 2, epsilon=1.2, K=2, noise="laplace", backend=b,
-                                        rng=3, budget=budget)
+                                        rng=3 if name == "numpy" else None, budget=budget)
         play_fw(learner)
         charged[name] = budget.spent
         assert all(np.all(np.isfinite(c.point())) for c in learner._copies)

@@ -87,7 +87,8 @@ def test_refusal_names_the_request_what_is_left_and_the_fix_and_changes_nothing(
     with pytest.raises(BudgetExceededError) as info:
         b.charge(PrivacyEvent.pure("laplace", 0.5))
     msg = str(info.value)
-    assert "Budget(epsilon=1" in msg and "laplace (epsilon=0.5" in msg  # what was asked
+    assert "The budget (epsilon 1, delta 0, basic composition)" in msg  # in words, no repr
+    assert "laplace (epsilon 0.5)" in msg  # what was asked
     assert "Already spent: epsilon 0.6" in msg and "at most epsilon 0.4" in msg  # what is left
     assert "Lower the release's epsilon" in msg and "Nothing was released" in msg  # the fix
     assert isinstance(info.value, DPSubmodError) and not isinstance(info.value, ValueError)

@@ -475,3 +475,50 @@ def test_opendp_exponential_mechanism_is_epsilon_dp_on_the_worst_case_pair():
     assert res.violation and res.epsilon_lower_bound > eps
     with pytest.raises(PrivacyMapError):
         opendp_engine.check_map(bad, d_units, eps * eps / 8)
+
+
+@needs_opendp
+@pytest.mark.parametrize("enabled_before", [False, True])
+def test_contrib_is_switched_on_only_while_dpsubmod_builds(monkeypatch, enabled_before):
+    import opendp.mod as mod
+
+    monkeypatch.setattr(mod, "GLOBAL_FEATURES", set(mod.GLOBAL_FEATURES))  # restored after
+    mod.disable_features("contrib")
+    if enabled_before:
+        mod.enable_features("contrib")
+    seen = []
+    build = opendp_engine.OpenDPEngine._build
+
+    def spy(self, *args):
+        seen.append("contrib" in mod.GLOBAL_FEATURES)
+        return build(self, *args)
+
+    monkeypatch.setattr(opendp_engine.OpenDPEngine, "_build", spy)
+    led = Ledger()
+    M.exponential_mechanism(Q, epsilon=1.0, sensitivity=0.5, backend="opendp", budget=led)
+    M.laplace(np.zeros(3), epsilon=1.0, sensitivity=1.0, backend="opendp")
+    assert seen and all(seen)  # on while building
+    assert ("contrib" in mod.GLOBAL_FEATURES) is enabled_before  # the caller's setting
+    if not enabled_before:  # control: OpenDP itself refuses the constructor outside dpsubmod
+        import opendp.prelude as dp
+
+        with pytest.raises(Exception, match="contrib"):
+            dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T="i64")),
+                              dp.l1_distance(T="i64"), scale=1.0)
+
+
+@needs_opendp
+def test_contrib_is_restored_when_a_build_fails(monkeypatch):
+    import opendp.mod as mod
+
+    monkeypatch.setattr(mod, "GLOBAL_FEATURES", set(mod.GLOBAL_FEATURES))
+    mod.disable_features("contrib")
+
+    def refuse(self, *args):
+        assert "contrib" in mod.GLOBAL_FEATURES
+        raise TypeError("refused")
+
+    monkeypatch.setattr(opendp_engine.OpenDPEngine, "_build", refuse)
+    with pytest.raises(MissingDependencyError, match="refused to build"):
+        M.exponential_mechanism(Q, epsilon=1.0, sensitivity=0.5, backend="opendp")
+    assert "contrib" not in mod.GLOBAL_FEATURES

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ..privacy._filter_names import FILTERS
+from ..privacy.budget import _left_text
 from ._paths import check_output_file
 
 __all__ = ["register"]
@@ -44,14 +45,16 @@ def _show(args: argparse.Namespace) -> int:
     if releases:
         lines.append(f"  releases ({len(releases)}):")
         for i, r in enumerate(releases, 1):
-            rho = "" if r["rho"] is None else f", rho={float(r['rho']):.6g}"
+            # a zCDP cost means something only to a budget under the zCDP rule
+            rho = ("" if r["rho"] is None or fb.composition != "zcdp"
+                   else f", rho={float(r['rho']):.6g}")
             lines.append(f"    {i}. {r['time']}  {r['mechanism']}: epsilon={r['epsilon']}, "
                          f"delta={r['delta']}{rho}  [{r['command']}]")
     else:
         lines.append("  releases: none")
     eps, dlt = fb.spent
     lines += [f"  spent: epsilon {eps:.6g}, delta {dlt:.6g}",
-              f"  left: one more release of at most epsilon {fb.remaining:.6g}"]
+              f"  {_left_text(fb.remaining)}"]
     print("\n".join(lines))
     return 0
 

@@ -86,16 +86,16 @@ def _demo(args: argparse.Namespace) -> int:
             fh.write(f"{r['method']},{r['epsilon']},\"{r['privacy']}\",{r['mean']:.6g},"
                      f"{r['sd']:.6g},{r['value']:.6g},{r['evals']},{r['seconds']:.6g}\n")
     print(f"Table written to {out / 'demo.csv'}")
-    png = _demo_plot(rows, out / "demo.png")
+    png = _demo_plot(rows, out / "demo.png", seeds)
     if png:
         print(f"Plot written to {png}")
     return 0
 
 
-def _demo_plot(rows: list[dict], path: Path) -> Path | None:
+def _demo_plot(rows: list[dict], path: Path, seeds: int) -> Path | None:
     from ..experiments.plots import optional_figure, save_figure
 
-    fig = optional_figure((6, 4))
+    fig = optional_figure((6, 5))
     if fig is None:
         print("(matplotlib is not installed: pip install 'dpsubmod[plot]' for the plot)")
         return None
@@ -103,18 +103,29 @@ def _demo_plot(rows: list[dict], path: Path) -> Path | None:
     ax = fig.subplots()
     eps = [r["epsilon"] for r in priv]
     mean = np.array([r["mean"] for r in priv])
-    sd = np.array([r["sd"] for r in priv])
-    ax.plot(eps, mean, "o-", label="private greedy (Mitrovic et al. 2017)")
-    ax.fill_between(eps, mean - sd, mean + sd, alpha=0.2)
-    for r, style in ((rows[0], "k--"), (rows[3], "r:")):
-        ax.axhline(r["mean"], linestyle=style[1:], color=style[0],
-                   label=f"{r['method']} (non-private)" if r["method"] != "random"
-                   else "random feasible set")
+    sd = np.nan_to_num(np.array([r["sd"] for r in priv]))
+    ax.plot(eps, mean, "o-", label="private greedy (Mitrovic et al. 2017): mean")
+    if seeds > 1:
+        ax.fill_between(eps, mean - sd, mean + sd, alpha=0.2,
+                        label=f"private greedy: mean +/- 1 sd over {seeds} seeds")
+    greedy, random = rows[0], next(r for r in rows if r["method"] == "random")
+    ax.axhline(greedy["mean"], linestyle="--", color="k", label="greedy (non-private)")
+    ax.axhline(random["mean"], linestyle=":", color="r",
+               label=f"random feasible set (mean of {seeds})")
+    # Every line and the band inside the axes, with a margin: the reference lines would
+    # otherwise sit on the frame (greedy is the top of the data, random its bottom).
+    values = np.concatenate([mean - sd, mean + sd, [greedy["mean"], random["mean"]]])
+    low, high = float(np.min(values)), float(np.max(values))
+    pad = 0.08 * max(high - low, 1e-3)
+    ax.set_ylim(low - pad, high + pad)
     ax.set_xscale("log")
     ax.set_xlabel("epsilon (total)")
     ax.set_ylabel("utility relative to greedy")
     ax.set_title("Feature selection, breast-cancer data")
-    ax.legend(loc="lower right", fontsize=8)
+    # below the axes, where it hides no line
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8,
+              frameon=False)
+    fig.subplots_adjust(bottom=0.3)
     return save_figure(fig, path, dpi=120, tight_bbox=False)
 
 

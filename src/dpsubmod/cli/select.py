@@ -156,9 +156,27 @@ def _progress(task: Any, spec: Any) -> Any:
     return bar
 
 
+def _choose_backend(args: argparse.Namespace, spec: Any) -> str:
+    """``--backend`` by the library's one default rule: no --seed, secure; a --seed, a numpy
+    simulation. Its warning (a --seed with a secure backend) is one line on standard error."""
+    import warnings
+
+    from ..privacy.backends import choose_backend
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backend = choose_backend(args.backend, args.seed, caller=_CALLER,
+                                 supported=spec.backends, seed_name="--seed")
+    for w in caught:
+        print(f"dpsubmod select: warning: {str(w.message).partition(': ')[2]}",
+              file=sys.stderr)
+    return str(backend)
+
+
 def _select(args: argparse.Namespace) -> int:
     from .. import __version__
     from .._validation import check_delta, check_epsilon, check_int
+    from ..privacy.backends import backend_chosen
     from ..tasks import build_constraint, build_task, private_select
 
     # -- everything is validated before any record is read or any noise is drawn ----------------
@@ -199,7 +217,7 @@ def _select(args: argparse.Namespace) -> int:
 
         raise error(f"--method {method} is not private; dpsubmod select releases only private "
                      f"selections. Choose one of: {', '.join(list_methods(private=True))}.")
-    if args.backend not in spec.backends:
+    if args.backend is not None and args.backend not in spec.backends:
         raise error(f"--method {method} draws its noise on the {' or '.join(spec.backends)} "
                      f"backend only; pass --backend {spec.backends[0]} or choose another "
                      "method.")
@@ -218,6 +236,7 @@ def _select(args: argparse.Namespace) -> int:
     elif args.dataset is not None:
         raise error("--dataset names the data set of a budget file; pass --budget FILE too "
                     "(or drop --dataset).")
+    backend = _choose_backend(args, spec)
     scale = scale_options(args)
     task = build_task(args.task, args.data, columns=record_columns(args), names=column_names(args),
                       invalid=args.invalid_rows, **dialect_options(args), **scale, **public)
@@ -226,9 +245,9 @@ def _select(args: argparse.Namespace) -> int:
     # the outputs are created, with their space reserved, before anything is charged
     pending = _outputs(diag, out)
     try:
-        with _progress(task, spec) as bar:
+        with _progress(task, spec) as bar, backend_chosen():
             rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                                 backend=args.backend, budget=budget, rng=args.seed)
+                                 backend=backend, budget=budget, rng=args.seed)
             bar.close()
     except BaseException:
         _discard(pending)
@@ -267,8 +286,12 @@ def _print(args: argparse.Namespace, rel: Any, doc: dict[str, Any], out: Path | 
         "Selected (in the order chosen):",
     ]
     lines += [f"  {i + 1}. {nm}" for i, nm in enumerate(rel.names)]
+    engine = f" (engine {rep.engine})" if rep.engine else ""
     seed_note = ("" if rep.backend == "numpy" or args.seed is None else
                  f" (--seed does not affect the noise of the {rep.backend} backend)")
+    if rep.simulation:
+        seed_note += (" (a seeded simulation: reproducible, and NOT a private release, since "
+                      "anyone who knows the seed can tell neighbouring data sets apart)")
     uses = rep.uses
     lines += [
         "",
@@ -278,7 +301,7 @@ def _print(args: argparse.Namespace, rel: Any, doc: dict[str, Any], out: Path | 
         f"over {uses} mechanism use{'s' if uses != 1 else ''}.",
         f"  Neighbouring data sets: {t.neighbouring}.",
         f"  Declared sensitivity: {t.sensitivity:.6g} = {t.sensitivity_note}.",
-        f"  Noise backend: {rep.backend}: {priv['backend_guarantee']}{seed_note}.",
+        f"  Noise backend: {rep.backend}{engine}: {priv['backend_guarantee']}{seed_note}.",
         "  Public inputs (not protected; they must not be derived from the records): "
         + "; ".join(doc["public_inputs"]) + ".",
         "  Data rules (data-independent): " + "; ".join(t.rules) + ".",
@@ -361,11 +384,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default 0: pure differential privacy)")
     g.add_argument("--method", help="a private method of dpsubmod.list_methods(private=True) "
                    "(default private_greedy, Mitrovic et al. 2017)")
-    g.add_argument("--backend", choices=("secure", "opendp", "numpy"), default="secure",
-                   help="noise backend (default secure: OpenDP when installed, else dpsubmod's "
-                   "exact samplers; opendp: OpenDP or an error with the install command; numpy "
-                   "is seeded and reproducible but not hardened, for trials only)")
-    g.add_argument("--seed", type=int, help="random seed (reproduces numpy-backend runs)")
+    g.add_argument("--backend", choices=("secure", "opendp", "numpy"),
+                   help="noise backend (default: secure without --seed, numpy with one; "
+                   "secure: OpenDP when installed, else dpsubmod's exact samplers; opendp: "
+                   "OpenDP or an error with the install command; numpy is seeded and "
+                   "reproducible but not hardened, a simulation for trials only)")
+    g.add_argument("--seed", type=int, help="random seed: a seeded numpy simulation, "
+                   "reproducible and NOT a private release (without --backend)")
     g.add_argument("--budget", metavar="FILE", help="the data set's budget file (from 'dpsubmod "
                    "budget new'): the release is charged to it before any noise, and refused "
                    "(exit 2, nothing written) when it does not fit; needs --dataset")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -12,11 +11,14 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._cells import to_float
+from .._log import get_logger
 from .._validation import check_delta, check_epsilon
 from ..errors import ParameterTypeError, ValidationError
 
-__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "as_float", "feature_names",
-           "bounds_by_name", "n_to_select", "validate_X"]
+__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "seeded_simulation", "as_float",
+           "feature_names", "bounds_by_name", "n_to_select", "validate_X"]
+
+_log = get_logger(__name__)
 
 #: Noise backends a caller may name (a method may support fewer; see its registry entry).
 _BACKENDS = ("secure", "numpy", "opendp")
@@ -24,6 +26,15 @@ _BACKENDS = ("secure", "numpy", "opendp")
 #: In-memory budgets that reached this process through pickle inside a selector, by id. The
 #: mark is on the budget object, so every clone that shares it refuses too.
 _COPIED_BUDGETS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def seeded_simulation(estimator: Any) -> bool:
+    """Whether fits of ``estimator`` repeat: they draw on the numpy backend (``backend="numpy"``,
+    or no backend with a ``random_state``) from a seed."""
+    backend = getattr(estimator, "backend", None)
+    if backend is None:
+        return getattr(estimator, "random_state", None) is not None
+    return backend == "numpy"
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
@@ -34,7 +45,7 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
     listed in each estimator's docstring.
     """
     out = dict(getattr(estimator, "_expected_failed_checks", {}))
-    if getattr(estimator, "backend", "numpy") != "numpy":
+    if not seeded_simulation(estimator):
         out["check_fit_idempotent"] = (
             "the secure backend draws its noise from the operating system's cryptographic "
             "source, which random_state does not seed, so two fits may choose differently (the "
@@ -87,10 +98,25 @@ class PrivateSelectorMixin:
         eps = check_epsilon(self.epsilon, "epsilon", caller=caller)  # type: ignore[attr-defined]
         delta = check_delta(self.delta, "delta", caller=caller)  # type: ignore[attr-defined]
         method = _check_method(self.method, caller)  # type: ignore[attr-defined]
-        backend = _check_backend(self.backend, method, caller)  # type: ignore[attr-defined]
+        _check_backend(self.backend, method, caller)  # type: ignore[attr-defined]
         budget = self._check_budget(caller)
-        rng = _check_random_state(self.random_state, backend, caller)  # type: ignore
+        rng = _check_random_state(self.random_state, caller)  # type: ignore[attr-defined]
+        backend = self._backend(method, caller)
+        _log.info("%s.fit: one release of (epsilon=%g, delta=%g) by %s on the %s backend%s",
+                  caller, eps, delta, method, backend,
+                  "" if budget is None else ", charged to the budget")
         return eps, delta, method, backend, budget, rng
+
+    def _backend(self, method: str, caller: str) -> str:
+        """The backend of a fit, by the library's one default rule: no ``random_state``, the
+        secure backend; a ``random_state``, a numpy simulation (and a warning when it is given
+        with a secure backend, which it does not seed)."""
+        from ..offline import get_method
+        from ..privacy.backends import choose_backend
+
+        return choose_backend(self.backend, self.random_state,  # type: ignore[attr-defined]
+                              caller=caller, supported=get_method(method).backends,
+                              seed_name="random_state", stacklevel=5)
 
     def _check_budget(self, caller: str) -> Any:
         from ..privacy import Ledger
@@ -126,13 +152,14 @@ def _check_method(method: object, caller: str) -> str:
 def _check_backend(backend: object, method: str, caller: str) -> str:
     from ..offline import get_method
 
-    if not isinstance(backend, str) or backend not in _BACKENDS:
+    if backend is not None and (not isinstance(backend, str) or backend not in _BACKENDS):
         raise ValidationError(
-            f"The 'backend' parameter of {caller} must be one of {list(_BACKENDS)}: 'secure' "
+            f"The 'backend' parameter of {caller} must be None (secure without random_state, "
+            f"a seeded numpy simulation with one) or one of {list(_BACKENDS)}: 'secure' "
             "for a release that protects people, 'numpy' for a seeded simulation; got "
             f"{backend!r}.")
     spec = get_method(method)
-    if backend not in spec.backends:
+    if backend is not None and backend not in spec.backends:
         raise ValidationError(
             f"The method {method!r} of {caller} draws its noise on the "
             f"{' or '.join(spec.backends)} backend only; pass backend={spec.backends[0]!r} or "
@@ -140,7 +167,7 @@ def _check_backend(backend: object, method: str, caller: str) -> str:
     return backend
 
 
-def _check_random_state(random_state: object, backend: str, caller: str) -> Any:
+def _check_random_state(random_state: object, caller: str) -> Any:
     """``random_state`` as the library's ``rng`` (validated; resolved by the method it feeds)."""
     from .._rng import check_rng
 
@@ -155,11 +182,6 @@ def _check_random_state(random_state: object, backend: str, caller: str) -> Any:
         raise ParameterTypeError(
             f"The 'random_state' parameter of {caller} must be {accepted}; got "
             f"{random_state!r}.") from None
-    if random_state is not None and backend != "numpy":
-        warnings.warn(
-            f"random_state does not make {caller} fits on the {backend} backend repeat: that "
-            "backend draws its noise from the operating system. Use backend='numpy' for a "
-            "seeded simulation (not a private release).", UserWarning, stacklevel=4)
     return random_state
 
 

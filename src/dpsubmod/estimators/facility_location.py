@@ -18,6 +18,7 @@ from ._base import (
     bounds_by_name,
     feature_names,
     n_to_select,
+    seeded_simulation,
     validate_X,
 )
 
@@ -100,17 +101,23 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         The delta of one fit, for methods with an ``(epsilon, delta)`` guarantee.
     method : str, default="private_greedy"
         A private method, one of ``dpsubmod.list_methods(private=True)``.
-    backend : {"secure", "numpy", "opendp"}, default="secure"
-        ``"secure"`` for releases that protect people; ``"numpy"`` for seeded, reproducible
-        simulations, which are not private releases.
+    backend : {"secure", "numpy", "opendp"} or None, default=None
+        ``None``: ``"secure"`` without ``random_state`` (a release that protects people),
+        ``"numpy"`` with one (a seeded, reproducible simulation, not a private release), as
+        everywhere in dpsubmod. ``"secure"``, ``"opendp"`` and ``"numpy"`` pick a backend.
     budget : dpsubmod.Budget or None, default=None
         The data set's budget, charged by every fit of this estimator and of its clones. An
         in-memory budget cannot follow a copy into another process (``n_jobs > 1``): such a
         copy refuses to fit; share a :class:`~dpsubmod.privacy.FileBudget` there.
     random_state : int, numpy Generator, SeedSequence or None, default=None
         Resolved when ``fit`` starts, never in the constructor: an int gives the same selection
-        on every fit, a Generator continues its stream, ``None`` draws fresh entropy. It seeds
-        the ``"numpy"`` backend only; the secure backend ignores it (and warns).
+        on every fit, a Generator continues its stream, ``None`` draws fresh entropy. With no
+        ``backend`` it makes fits seeded simulations; it seeds the ``"numpy"`` backend only, so
+        with ``backend="secure"`` it raises a :class:`~dpsubmod.errors.SeedWarning`.
+    verbose : int, default=0
+        ``0``: silent. ``1``: log the release (method, epsilon, delta, backend, budget) at INFO
+        on standard error through the ``"dpsubmod"`` logger, for the duration of ``fit``;
+        ``2``: DEBUG messages too. Messages carry public parameters only.
 
     Attributes
     ----------
@@ -150,7 +157,7 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
       among the checks ``parametrize_with_checks`` generates): they expect the DataFrame
       output to carry ``X``'s row index. Here it is indexed by the chosen candidates.
 
-    With the secure backend, ``check_fit_idempotent`` fails too: its noise comes from the
+    On the secure backend, ``check_fit_idempotent`` fails too: its noise comes from the
     operating system, which ``random_state`` does not seed, so two fits may choose differently.
     The estimator then declares the ``non_deterministic`` tag.
 
@@ -188,8 +195,8 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
                  candidates: Any = None, grid: Any = None, bounds: Any = None,
                  similarity: str = "gaussian", bandwidth: float | None = None,
                  radius: float | None = None, invalid: str = "drop", epsilon: float = 1.0,
-                 delta: float = 0.0, method: str = "private_greedy", backend: str = "secure",
-                 budget: Any = None, random_state: Any = None) -> None:
+                 delta: float = 0.0, method: str = "private_greedy", backend: str | None = None,
+                 budget: Any = None, random_state: Any = None, verbose: int = 0) -> None:
         self.n_candidates_to_select = n_candidates_to_select
         self.candidates = candidates
         self.grid = grid
@@ -204,6 +211,7 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         self.backend = backend
         self.budget = budget
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X: Any, y: Any = None) -> PrivateFacilityLocationSelector:
         """Choose the exemplars privately: one release, charged to ``budget``.
@@ -219,7 +227,14 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         -------
         self
         """
+        from .._log import verbose
+
+        with verbose(self.verbose):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> PrivateFacilityLocationSelector:
         from .. import __version__
+        from ..privacy.backends import backend_chosen
         from ..tasks import build_constraint, private_select
 
         caller = type(self).__name__
@@ -237,8 +252,9 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         k = n_to_select(self.n_candidates_to_select, C.shape[0], "n_candidates_to_select",
                         "candidates", caller)
         spec = build_constraint(task, k=k, k_name="n_candidates_to_select")
-        rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                             backend=backend, budget=budget, rng=rng)
+        with backend_chosen():  # chosen by _release_params, warned there
+            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                 backend=backend, budget=budget, rng=rng)
         ranking = np.asarray(rel.selection, dtype=np.intp)
         self.ranking_ = ranking
         self.exemplars_ = C[ranking]
@@ -299,7 +315,7 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         # Invalid cells of private rows are handled by the task's rule, never refused.
         tags.input_tags.allow_nan = True
         tags.input_tags.string = True
-        tags.non_deterministic = self.backend != "numpy"
+        tags.non_deterministic = not seeded_simulation(self)
         return tags
 
 

@@ -17,6 +17,7 @@ from ._base import (
     bounds_by_name,
     feature_names,
     n_to_select,
+    seeded_simulation,
     validate_X,
 )
 
@@ -75,10 +76,11 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         The delta of one fit, for methods with an ``(epsilon, delta)`` guarantee.
     method : str, default="private_greedy"
         A private method, one of ``dpsubmod.list_methods(private=True)``.
-    backend : {"secure", "numpy", "opendp"}, default="secure"
+    backend : {"secure", "numpy", "opendp"} or None, default=None
         Where the noise comes from: ``"secure"`` (exact samplers fed by the operating system's
         cryptographic source) for releases that protect people; ``"numpy"`` for seeded,
-        reproducible simulations, which are not private releases.
+        reproducible simulations, which are not private releases. ``None``: ``"secure"``
+        without ``random_state``, ``"numpy"`` with one, as everywhere in dpsubmod.
     budget : dpsubmod.Budget or None, default=None
         The data set's budget, charged by every fit of this estimator and of its clones. With
         ``None`` nothing bounds the total over repeated fits. An in-memory budget cannot follow
@@ -86,8 +88,13 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         :class:`~dpsubmod.privacy.FileBudget` there.
     random_state : int, numpy Generator, SeedSequence or None, default=None
         Resolved when ``fit`` starts, never in the constructor: an int gives the same selection
-        on every fit, a Generator continues its stream, ``None`` draws fresh entropy. It seeds
-        the ``"numpy"`` backend only; the secure backend ignores it (and warns).
+        on every fit, a Generator continues its stream, ``None`` draws fresh entropy. With no
+        ``backend`` it makes fits seeded simulations; it seeds the ``"numpy"`` backend only, so
+        with ``backend="secure"`` it raises a :class:`~dpsubmod.errors.SeedWarning`.
+    verbose : int, default=0
+        ``0``: silent. ``1``: log the release (method, epsilon, delta, backend, budget) at INFO
+        on standard error through the ``"dpsubmod"`` logger, for the duration of ``fit``;
+        ``2``: DEBUG messages too. Messages carry public parameters only.
     bins : int, "categorical", sequence of float, dict or None, default=None
         How each feature becomes categories (public). An int ``B``: ``B`` equal-width bins on
         the column's ``bounds``, for every column with bounds. A sequence of increasing edges
@@ -135,10 +142,11 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
     neighbouring relation replaces one row).
 
     scikit-learn's estimator checks (``parametrize_with_checks``, and the set_output and
-    feature-name checks) pass with no exception for ``backend="numpy"``. With the secure
-    backend, ``check_fit_idempotent`` may fail: its noise comes from the operating system,
-    which ``random_state`` does not seed, so two fits may choose differently. The estimator
-    then declares the ``non_deterministic`` tag
+    feature-name checks) pass with no exception on the numpy backend (``backend="numpy"``, or
+    no backend with a ``random_state``, which the checks set). On the secure backend,
+    ``check_fit_idempotent`` may fail: its noise comes from the operating system, which
+    ``random_state`` does not seed, so two fits may choose differently. The estimator then
+    declares the ``non_deterministic`` tag
     (:func:`~dpsubmod.estimators.expected_failed_checks`).
 
     References
@@ -163,7 +171,8 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
 
     def __init__(self, n_features_to_select: int | float | None = None, *,
                  epsilon: float = 1.0, delta: float = 0.0, method: str = "private_greedy",
-                 backend: str = "secure", budget: Any = None, random_state: Any = None,
+                 backend: str | None = None, budget: Any = None, random_state: Any = None,
+                 verbose: int = 0,
                  bins: Any = None, bounds: Any = None,
                  label_thresholds: Any = None) -> None:
         self.n_features_to_select = n_features_to_select
@@ -173,6 +182,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         self.backend = backend
         self.budget = budget
         self.random_state = random_state
+        self.verbose = verbose
         self.bins = bins
         self.bounds = bounds
         self.label_thresholds = label_thresholds
@@ -193,7 +203,14 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         -------
         self
         """
+        from .._log import verbose
+
+        with verbose(self.verbose):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> PrivateFeatureSelector:
         from .. import __version__
+        from ..privacy.backends import backend_chosen
         from ..tasks import build_constraint, build_task, private_select
         from ..tasks.feature_selection import typed_integer_columns
 
@@ -223,8 +240,9 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
                           bins=bins, bounds=bounds,
                           label_thresholds=self.label_thresholds)
         spec = build_constraint(task, k=k, k_name="n_features_to_select")
-        rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                             backend=backend, budget=budget, rng=rng)
+        with backend_chosen():  # chosen by _release_params, warned there
+            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                 backend=backend, budget=budget, rng=rng)
         ranking = np.asarray(rel.selection, dtype=np.intp)
         support = np.zeros(len(names), dtype=bool)
         support[ranking] = True
@@ -245,7 +263,7 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         tags.input_tags.allow_nan = True
         tags.input_tags.string = True
         tags.target_tags.required = True
-        tags.non_deterministic = self.backend != "numpy"
+        tags.non_deterministic = not seeded_simulation(self)
         return tags
 
 

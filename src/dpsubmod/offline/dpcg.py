@@ -142,6 +142,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
         ``Result.guarantee``.
     backend : {"numpy", "secure"} or backend instance, optional
         Noise backend of the Laplace/Gaussian draws.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget, optional
         Charged with the run's whole ``(epsilon, delta)`` before the first noise draw.
     rng : int, Generator or None

@@ -271,7 +271,9 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
     sensitivity : float, optional
         Overrides ``f.sensitivity``.
     backend : {"numpy", "secure"} or backend instance, optional
-        Noise backend of the exponential mechanism (default numpy: reproducible simulation).
+        Noise backend of the exponential mechanism.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget, optional
         Charged with the call's whole ``(epsilon, delta)`` before the first noise draw.
     rng : int, Generator or None

@@ -240,7 +240,9 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         denominator (each step ``eps_step / 2``-DP while charged ``eps_step``). Cardinality
         and matroid steps are the same under both.
     backend : {"numpy", "secure"} or backend instance, optional
-        Noise backend (default numpy: reproducible simulation; "secure" for deployments).
+        Noise backend.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget, optional
         The data set's budget: the whole ``(epsilon, delta)`` of the call is charged to it before
         the first noise draw (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit;

@@ -10,6 +10,7 @@ to private methods, which charge it before any noise.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import numbers
@@ -17,14 +18,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._log import get_logger
 from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
 from ..errors import ValidationError
+from ..privacy.backends import backend_chosen, choose_backend
 from .result import Result
 
 __all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
            "maximize_ksubmodular", "KINDS"]
+
+_log = get_logger(__name__)
 
 #: Problem kinds a method may solve.
 KINDS = ("set", "ksubmodular")
@@ -120,11 +125,28 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
             raise ValueError(f"private method {name!r} must take budget=")
         bk = (("numpy", "secure", "opendp") if private else ()) if backends is None \
             else tuple(backends)
+        if private and "backend" in params:
+            fn = _choosing_backend(fn, name, bk)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
                                     needs_delta, bk, options)
         return fn
 
     return deco
+
+
+def _choosing_backend(fn: Callable[..., Result], name: str,
+                      supported: tuple[str, ...]) -> Callable[..., Result]:
+    """``fn`` with its ``backend=`` chosen by the library's one default rule
+    (:func:`~dpsubmod.privacy.backends.choose_backend`) when it is called, directly or through
+    :func:`maximize`: no seed means the secure backend, a seed a numpy simulation."""
+    @functools.wraps(fn)
+    def method(*args: Any, **kwargs: Any) -> Result:
+        kwargs["backend"] = choose_backend(kwargs.get("backend"), kwargs.get("rng"),
+                                           caller=name, supported=supported)
+        with backend_chosen():
+            return fn(*args, **kwargs)
+
+    return method
 
 
 def list_methods(private: bool | None = None, *, kind: str = "set") -> list[str]:
@@ -213,6 +235,8 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             f"{caller}: method {method!r} takes no option(s) {', '.join(map(repr, unknown))}. "
             f"Its options are: {valid}."
         )
+    _log.debug("%s: method %s on a ground set of %d items", caller, method,
+               int(getattr(f, "n", -1)))
     if spec.private:
         if epsilon is None:
             raise ValidationError(
@@ -221,7 +245,11 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
             )
         epsilon = check_epsilon(epsilon, caller=caller)
         delta = check_delta(delta, caller=caller)
-        with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"):
+        if "backend" in spec.options:
+            options["backend"] = choose_backend(options.get("backend"), rng, caller=caller,
+                                                supported=spec.backends, stacklevel=4)
+        with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"), \
+                backend_chosen():
             return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
                            **options)
     if epsilon is not None or budget is not None:
@@ -257,8 +285,12 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
         noise (and raises :class:`~dpsubmod.errors.BudgetExceededError`, releasing nothing, when
         it does not fit).
     rng : int, Generator or None
-        All randomness of the run. A seeded run on the numpy backend is a reproducible
-        simulation, not a private release.
+        All randomness of the run. With no ``backend=`` option, a private method runs on the
+        secure backend when ``rng`` is None (a release: OpenDP when installed, else the exact
+        Python engine) and on numpy when it is given: a reproducible simulation, not a private
+        release, which the statement says. An explicit ``backend=`` is kept; a seed given with
+        ``backend="secure"`` raises a :class:`~dpsubmod.errors.SeedWarning`
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     progress : bool, default=False
         Show a tqdm bar on stderr, silent when stderr is not a terminal: one step per planned
         mechanism use for a private method (greedy steps, rounds, iterations), one per element

@@ -9,18 +9,19 @@ spend more than the ``epsilon`` the user asked for.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ParameterTypeError, ValidationError
-from ..privacy.backends import BACKENDS, NoiseBackend, resolve_backend
+from ..privacy.backends import BACKENDS, NoiseBackend, choose_backend, resolve_backend
 from ..privacy.continual import TreeAggregator
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 
 __all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "is_grid_backend",
-           "check_spend"]
+           "check_spend", "learner_backend"]
 
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
@@ -43,6 +44,29 @@ def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
 
 #: The engine in a grid backend's label: ``secure(granularity=2^-20)@opendp-0.16.0``.
 _ENGINE = re.compile(r"\)@([A-Za-z0-9_.+-]+)")
+
+
+def learner_backend(owner: Any, backend: Any, rng: Any, caller: str,
+                    noise: str | None = None) -> Any:
+    """A learner's ``backend=``, chosen by the library's one default rule
+    (:func:`~dpsubmod.privacy.backends.choose_backend`): no seed, the secure backend; a seed, a
+    numpy simulation. l2-Laplace noise has no exact sampler, so with it the default is numpy.
+
+    ``owner`` (the learner) remembers the argument as given, so that ``clone(rng=...)`` chooses
+    again for the clone's seed rather than inheriting the choice made for the original's."""
+    object.__setattr__(owner, "_backend_given", backend)
+    supported = ("numpy",) if noise == "l2laplace" else ("numpy", "secure", "opendp")
+    # The constructor chain (a subclass's __init__ calling its parent's) is skipped: the code
+    # that built the learner is the user's, who is warned, or the library's (an inner learner
+    # built with the backend the outer one chose, a clone), which is not.
+    frame, level = sys._getframe(2), 4
+    while (frame is not None and frame.f_code.co_name in ("__init__", "charged_init")
+           and frame.f_globals.get("__name__", "").startswith("dpsubmod.")):
+        frame, level = frame.f_back, level + 1
+    by_library = frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "dpsubmod.")
+    return choose_backend(backend, rng, caller=caller, supported=supported, stacklevel=level,
+                          warn=not by_library)
 
 
 def tree_event(T: int, dim: int, *, noise: str, sensitivity: float,

@@ -55,7 +55,7 @@ from ..privacy import mechanisms as mech
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
-from ._plans import check_backend, run_plan, tree_backend
+from ._plans import check_backend, learner_backend, run_plan, tree_backend
 from .protocol import Learner
 
 __all__ = ["BatchedPrivateBandit", "batch_length", "inner_feedback", "noise_margin"]
@@ -152,6 +152,8 @@ class BatchedPrivateBandit(Learner):
         The privacy is the same.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Laplace noise.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: the noise (numpy backend) and the inner clone's seed.
     budget : Budget or None, default=None
@@ -189,7 +191,7 @@ class BatchedPrivateBandit(Learner):
         self.epsilon = epsilon
         self.batch = batch
         self.shrink = shrink
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

@@ -206,6 +206,9 @@ class OnlineBase(ABC):
             if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
             params[name] = getattr(self, name)
+        if "backend" in params and "_backend_given" in self.__dict__:
+            # the argument as given: a clone with another seed chooses its own default backend
+            params["backend"] = self.__dict__["_backend_given"]
         return params
 
     def clone(self, **overrides: Any) -> OnlineBase:

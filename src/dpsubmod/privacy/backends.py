@@ -42,10 +42,17 @@ References
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
+from .._log import get_logger
 from .._rng import RNGLike, as_generator, standard_gumbel
-from ..errors import ParameterTypeError, ValidationError
+from ..errors import ParameterTypeError, SeedWarning, ValidationError
 from ._noise_backend import NoiseBackend, Release
 from .exact import bernoulli, bernoulli_exp, discrete_gaussian, discrete_laplace, geometric_exp
 from .secure import DEFAULT_GRID_BITS, ENGINES, SecureBackend
@@ -58,6 +65,8 @@ __all__ = [
     "BACKENDS",
     "ENGINES",
     "resolve_backend",
+    "choose_backend",
+    "backend_chosen",
     "bernoulli",
     "bernoulli_exp",
     "geometric_exp",
@@ -218,3 +227,83 @@ def resolve_backend(backend: str | NoiseBackend | None = None,
         "The 'backend' parameter must be 'numpy', 'secure', 'opendp', a NoiseBackend instance "
         f"or None; got {type(backend).__name__}."
     )
+
+
+# =============================================================================================
+# the default backend of a public entry
+# =============================================================================================
+_log = get_logger(__name__)
+
+#: Set while a public entry runs with its backend already chosen, so that the entries it calls
+#: (an estimator's task, a method that runs another) neither choose again nor warn twice.
+_CHOSEN: contextvars.ContextVar[bool] = contextvars.ContextVar("dpsubmod_backend_chosen",
+                                                               default=False)
+
+
+def choose_backend(backend: Any, rng: Any, *, caller: str,
+                   supported: tuple[str, ...] = ("numpy", "secure", "opendp"),
+                   seed_name: str = "rng", stacklevel: int = 3, warn: bool = True) -> Any:
+    """The noise backend a public call uses: dpsubmod's one default and its one warning.
+
+    Every private entry (``maximize`` and the private offline methods, the private online
+    learners, :func:`dpsubmod.tasks.private_select`, the estimators and ``dpsubmod select``)
+    turns its ``backend=`` / seed pair into a backend here, once, when it starts:
+
+    * no backend and no seed: ``"secure"``, a release (OpenDP when installed, else dpsubmod's
+      exact samplers); an entry whose noise has no exact sampler (``supported`` without
+      ``"secure"``) uses ``"numpy"``, and its statement says so;
+    * no backend and a seed: ``"numpy"``, a seeded simulation, which its statement calls one;
+    * an explicit backend is kept; a seed passed with ``"secure"`` or ``"opendp"`` raises a
+      :class:`~dpsubmod.errors.SeedWarning`, since their noise comes from the operating system
+      and the seed does not make the run repeat.
+
+    Parameters
+    ----------
+    backend : {"numpy", "secure", "opendp"}, NoiseBackend or None
+        The caller's ``backend=`` argument (checked later, by the entry).
+    rng : object
+        The caller's seed argument (``None`` when not given).
+    caller : str
+        The public entry, named in the warning.
+    supported : tuple of str, default=("numpy", "secure", "opendp")
+        The backends the entry can draw from.
+    seed_name : str, default="rng"
+        How the caller's user spells the seed (``"random_state"``, ``"--seed"``).
+    stacklevel : int, default=3
+        Of the warning: 3 points at the code that called the entry calling this function.
+    warn : bool, default=True
+        ``False`` when the library itself builds the entry with a backend it already chose.
+
+    Returns
+    -------
+    str or NoiseBackend
+        ``backend`` itself when given, else ``"secure"`` or ``"numpy"``.
+    """
+    if _CHOSEN.get():
+        return backend if backend is not None else ("numpy" if rng is not None
+                                                     or "secure" not in supported else "secure")
+    if backend is None:
+        chosen = "secure" if rng is None and "secure" in supported else "numpy"
+        _log.debug("%s: noise backend %s (no backend given, %s)", caller, chosen,
+                   "no seed" if rng is None else "a seed: a simulation")
+        return chosen
+    if warn and rng is not None and isinstance(backend, str) and backend in ("secure",
+                                                                             "opendp"):
+        warnings.warn(SeedWarning(
+            f"{caller}: {seed_name} does not make a run on the {backend} backend repeat: its "
+            "noise comes from the operating system's cryptographic source. Pass no "
+            f"{seed_name} for a release, or no backend (or backend='numpy') with "
+            f"{seed_name} for a seeded simulation, which is not a private release."),
+            stacklevel=stacklevel)
+    return backend
+
+
+@contextlib.contextmanager
+def backend_chosen() -> Iterator[None]:
+    """Run the body with the backend already chosen by :func:`choose_backend` (no second
+    choice, no second warning from the entries it calls)."""
+    token = _CHOSEN.set(True)
+    try:
+        yield
+    finally:
+        _CHOSEN.reset(token)

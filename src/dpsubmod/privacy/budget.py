@@ -23,16 +23,30 @@ from .zcdp import rho_for_target
 __all__ = ["Budget"]
 
 
-def _request_text(events: tuple[PrivacyEvent, ...]) -> str:
+def _request_text(events: tuple[PrivacyEvent, ...], rho: bool) -> str:
+    """The refused release in the budget's own terms (``rho`` only for a zCDP budget)."""
     parts = []
     for e in events[:3]:
-        cost = f"epsilon={fmt(e.epsilon)}, delta={fmt(e.delta)}"
-        if e.rho is not None:
-            cost += f", rho={fmt(e.rho)}"
-        parts.append(f"{e.count} x {e.mechanism} ({cost})")
+        cost = f"epsilon {fmt(e.epsilon)}"
+        if e.delta > 0:
+            cost += f", delta {fmt(e.delta)}"
+        if rho and e.rho is not None:
+            cost += f", rho {fmt(e.rho)}"
+        parts.append(f"{e.mechanism} ({cost})" if e.count == 1
+                     else f"{e.count} x {e.mechanism} ({cost} each)")
     if len(events) > 3:
         parts.append(f"and {len(events) - 3} more")
     return "; ".join(parts)
+
+
+def _left_text(remaining: float) -> str:
+    """What is left, said plainly: nothing, or the largest pure release that still fits."""
+    if not remaining > 0.0:
+        return "nothing is left: the budget is used up, and no further release can fit"
+    left = fmt(remaining)
+    if float(left) > remaining:  # the short form would overstate what is left
+        left = repr(remaining)
+    return f"left: one more release of at most epsilon {left} fits"
 
 
 class Budget(Ledger):
@@ -80,6 +94,9 @@ class Budget(Ledger):
 
     #: The advice that ends a refusal (a budget file never suggests a new budget).
     _refusal_fix = "Lower the release's epsilon (or delta), or start from a larger budget."
+    #: ... and the one when nothing is left.
+    _exhausted_fix = ("These people's budget is spent: a further release about them needs a "
+                      "larger budget, chosen before the first release.")
 
     def __init__(self, epsilon: float, delta: float = 0.0, composition: str = "basic", *,
                  slack: float | None = None):
@@ -165,16 +182,18 @@ class Budget(Ledger):
                 self._sums_cache = (tuple(self._events), sums)
                 return
             now = self._level(self._events)
-        left = fmt(now.remaining_epsilon)
-        if float(left) > now.remaining_epsilon:  # the short form would overstate what is left
-            left = repr(now.remaining_epsilon)
         raise BudgetExceededError(
-            f"{self!r} refuses {_request_text(ev)}: {level.why}, above the budget. Already "
-            f"spent: epsilon {fmt(now.epsilon)}, delta {fmt(now.delta)} over {len(self)} "
-            f"release(s); left: one more release of at most epsilon "
-            f"{left}. Nothing was released and the budget is unchanged. "
-            f"{self._refusal_fix}"
+            f"{self._describe()} refuses {_request_text(ev, self.composition == 'zcdp')}: "
+            f"{level.why}, above the budget. Already spent: epsilon {fmt(now.epsilon)}, delta "
+            f"{fmt(now.delta)} over {len(self)} release(s); {_left_text(now.remaining_epsilon)}."
+            f" Nothing was released and the budget is unchanged. "
+            f"{self._refusal_fix if now.remaining_epsilon > 0.0 else self._exhausted_fix}"
         )
+
+    def _describe(self) -> str:
+        """The budget in the user's words, for messages (not a Python repr)."""
+        return (f"The budget (epsilon {fmt(self.epsilon)}, delta {fmt(self.delta)}, "
+                f"{self.composition} composition)")
 
     # -- what was spent -----------------------------------------------------------------------
     @property
@@ -195,8 +214,7 @@ class Budget(Ledger):
         eps, dlt = self.spent
         return (f"Budget (epsilon={fmt(self.epsilon)}, delta={fmt(self.delta)}) under "
                 f"{FILTERS[self.composition]}: {len(self)} release(s), spent epsilon {fmt(eps)}, "
-                f"delta {fmt(dlt)}; one more release of at most epsilon {fmt(self.remaining)} "
-                "fits.")
+                f"delta {fmt(dlt)}; {_left_text(self.remaining)}.")
 
     def copy(self) -> Budget:
         """An independent budget with the same limit, rule and charges."""

@@ -126,6 +126,8 @@ class FileBudget(Budget):
     #: starting a new budget for them.
     _refusal_fix = ("Lower the release's epsilon (or delta); the budget file protects these "
                     "people for good and is never reset.")
+    _exhausted_fix = ("The budget file protects these people for good and is never reset: no "
+                      "further release about them can be made.")
 
     def __init__(self, path: str | os.PathLike, *, dataset: str | None = None,
                  command: str = "") -> None:
@@ -277,6 +279,11 @@ class FileBudget(Budget):
                 self._load(self._read())  # the file was not replaced: forget the charge
                 raise
             self._doc = doc
+
+    def _describe(self) -> str:
+        return (f"The budget file {self.path.name} of data set {self._doc['dataset']!r} "
+                f"(epsilon {self.epsilon:.6g}, delta {self.delta:.6g}, {self.composition} "
+                "composition)")
 
     def __repr__(self) -> str:
         return (f"FileBudget({self.path.name!r}, dataset={self._doc['dataset']!r}, "

@@ -31,6 +31,10 @@ CSPRNG). Its check is that the Laplace map at ``d_in = c ceil(D/g)`` (``c = 2``,
 monotone) is at most the charged epsilon, which is the report-noisy-max guarantee
 (Dwork & Roth 2014, Claim 3.9), not a map of the whole selection.
 
+Features. OpenDP's constructors of these measurements are in its opt-in "contrib" set. dpsubmod
+switches it on only while it builds a measurement and restores the process's setting right
+after (:func:`features`): a program that uses OpenDP itself keeps the features it chose.
+
 Checks. Each measurement is built once (and cached by its public parameters: a measurement
 does not depend on data), and its privacy map is evaluated at the draw's ``d_in`` and compared
 with what dpsubmod charges *before* the first draw; a larger value raises
@@ -48,11 +52,13 @@ probability under ``exp(-128)``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -60,8 +66,8 @@ import numpy as np
 
 from ..errors import MissingDependencyError, PrivacyMapError
 
-__all__ = ["OpenDPEngine", "load", "clear_cache", "check_map", "MIN_VERSION", "INSTALL",
-           "SCALE_MARGIN"]
+__all__ = ["OpenDPEngine", "load", "clear_cache", "check_map", "features", "FEATURES",
+           "MIN_VERSION", "INSTALL", "SCALE_MARGIN"]
 
 #: Oldest OpenDP whose ``make_noisy_max`` semantics (zCDP: exponential mechanism; max divergence:
 #: permute-and-flip) and integer noise maps dpsubmod was tested against.
@@ -82,8 +88,12 @@ _NEEDED = (
     ("measurements", "make_noisy_max"), ("domains", "atom_domain"), ("domains", "vector_domain"),
     ("metrics", "l1_distance"), ("metrics", "l2_distance"), ("metrics", "linf_distance"),
     ("measures", "max_divergence"), ("measures", "zero_concentrated_divergence"),
-    ("mod", "enable_features"),
+    ("mod", "enable_features"), ("mod", "disable_features"), ("mod", "assert_features"),
 )
+#: The OpenDP features dpsubmod's constructors need: its noise and selection measurements are in
+#: OpenDP's "contrib" set. They are switched on only while a measurement is built (see
+#: :func:`features`); drawing and evaluating a privacy map need none.
+FEATURES = ("contrib",)
 _CACHE_SIZE = 256
 _state: dict[str, Any] = {}
 _state_lock = threading.Lock()
@@ -142,9 +152,40 @@ def _load() -> OpenDPEngine | None:
             f"Install a supported version with {INSTALL}, or pass "
             "backend=SecureBackend(engine='python'). Nothing was charged or drawn."
         )
-    # Constructors of OpenDP's noise and selection measurements are in its "contrib" set.
-    modules["mod"].enable_features("contrib")
     return OpenDPEngine(modules, version)
+
+
+_features_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def features(mod: Any, names: tuple[str, ...] = FEATURES) -> Iterator[None]:
+    """Switch OpenDP's ``names`` features on for the body only, then restore the caller's.
+
+    A feature the process had already enabled stays enabled; one switched on here is switched
+    off again on exit (error or not). dpsubmod's threads take turns, so one build cannot switch
+    off a feature another build is using.
+
+    Parameters
+    ----------
+    mod : module
+        ``opendp.mod``.
+    names : tuple of str, default=FEATURES
+    """
+    with _features_lock:
+        added = []
+        for name in names:
+            try:
+                mod.assert_features(name)
+            except Exception:  # OpenDP's own exception: not enabled
+                added.append(name)
+        if added:
+            mod.enable_features(*added)
+        try:
+            yield
+        finally:
+            if added:
+                mod.disable_features(*added)
 
 
 def load(required: bool) -> OpenDPEngine | None:
@@ -250,7 +291,8 @@ class OpenDPEngine:
                 self._built.move_to_end(key)
                 return self._built[key]
         try:
-            meas = self._build(kind, scale, monotonic)
+            with features(self._m["mod"]):
+                meas = self._build(kind, scale, monotonic)
         except Exception as exc:  # OpenDP's constructor refused what this version passes
             raise MissingDependencyError(
                 f"OpenDP {self.version} refused to build the {kind} measurement (scale={scale!r}"

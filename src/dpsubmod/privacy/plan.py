@@ -21,17 +21,21 @@ from typing import Any
 import numpy as np
 
 from .. import _progress
+from .._log import get_logger
 from ..errors import DPSubmodError
 from . import opendp_engine
 from ._noise_backend import NoiseBackend
 from .backends import NumpyBackend
 from .composition import compose
 from .events import PrivacyEvent
-from .ledger import RULE_TEXT, Ledger, PrivacyReport, as_events, charge
+from .ledger import RULE_TEXT, Ledger, PrivacyReport, as_events, charge, fmt
 from .secure import python_engine_name
 
 __all__ = ["PrivacyPlan", "Allowance", "PlanExceededError", "is_simulation", "backend_name",
            "backend_engine"]
+
+
+_log = get_logger(__name__)
 
 
 class PlanExceededError(DPSubmodError, RuntimeError):
@@ -161,6 +165,10 @@ class PrivacyPlan:
                 f"{RULE_TEXT.get(rep.composition, rep.composition)}; backend={self.backend}"
                 + (f"@{rep.engine}" if rep.engine and self.backend != "numpy" else ""))
         charge(budget, rep.event(self.label, note), caller or self.label)
+        _log.info("%s: release of (epsilon=%s, delta=%s) over %d mechanism use(s), backend "
+                  "%s%s%s", self.label, fmt(rep.epsilon), fmt(rep.delta), rep.uses,
+                  self.backend, f" (engine {rep.engine})" if rep.engine else "",
+                  ", charged to the budget" if budget is not None else ", no budget given")
         return rep
 
     def allowance(self) -> Allowance:

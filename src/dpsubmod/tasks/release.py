@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BudgetExceededError, ParameterTypeError, ValidationError
+from ..privacy.backends import backend_chosen, choose_backend
 from ..privacy.plan import backend_name
 from ._common import Task
 
@@ -241,7 +242,7 @@ def _public_params(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
-                   delta: float = 0.0, method: str = "private_greedy", backend: Any = "secure",
+                   delta: float = 0.0, method: str = "private_greedy", backend: Any = None,
                    budget: Any = None, rng: Any = None,
                    options: Mapping[str, Any] | None = None) -> Release:
     """Run a private method of :func:`dpsubmod.list_methods` on a task and wrap the release.
@@ -257,9 +258,11 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         The release's privacy cost.
     method : str, default="private_greedy"
         A private method (``dpsubmod.list_methods(private=True)``).
-    backend : {"secure", "opendp", "numpy"} or NoiseBackend, default="secure"
+    backend : {"secure", "opendp", "numpy"}, NoiseBackend or None, default=None
         The noise backend: a name, or an instance such as ``SecureBackend(engine="python")``
-        (reported by its name).
+        (reported by its name). ``None``: ``"secure"`` without ``rng`` (a release),
+        ``"numpy"`` with one (a seeded simulation), as everywhere in dpsubmod
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget, optional
         Charged before any noise.
     rng : int, Generator or None
@@ -276,14 +279,16 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
     if not spec.private:
         raise ValidationError(f"method {method!r} is not private; a release needs one of: "
                               f"{', '.join(list_methods(private=True))}.")
+    backend = choose_backend(backend, rng, caller="private_select", supported=spec.backends)
     name = str(backend_name(backend))
     if name not in spec.backends:
         raise ValidationError(f"method {method} draws its noise on the "
                               f"{' or '.join(spec.backends)} backend only; choose backend "
                               f"{spec.backends[0]!r} or another method.")
     opts = _method_options(options, spec)
-    result = maximize(task.f, constraint.constraint, method, epsilon=epsilon, delta=delta,
-                      budget=budget, rng=rng, backend=backend, **opts)
+    with backend_chosen():
+        result = maximize(task.f, constraint.constraint, method, epsilon=epsilon, delta=delta,
+                          budget=budget, rng=rng, backend=backend, **opts)
     rep = result.privacy
     if rep is None or rep.epsilon > epsilon or rep.delta > delta:
         raise BudgetExceededError(

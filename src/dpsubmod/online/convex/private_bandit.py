@@ -19,7 +19,7 @@ from ...polytopes.oracles import Polytope
 from ...privacy.calibration import gaussian_sigma_analytic
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from .geometry import (
     CALIBRATIONS,
     FW_STEPS,
@@ -137,6 +137,9 @@ class PrivateBandit(BanditConvexLearner):
         ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
         installed); ``"opendp"`` requires OpenDP. Grid backends need ``noise="laplace"`` or
         ``"gaussian"``, and draw no noise from ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
 
     Attributes
     ----------
@@ -193,7 +196,7 @@ class PrivateBandit(BanditConvexLearner):
         self.fw_step = fw_step
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__, noise)
         self._resolved = self._resolve()
 
     @property

@@ -43,6 +43,7 @@ from ...errors import ParameterTypeError, ValidationError
 from ...functions.base import SetFunction
 from ...privacy.zcdp import rho_for_target
 from .._checks import check_gamma, resolve_gamma
+from .._plans import learner_backend
 from ..oco.hedge_privacy import backend_sensitivity
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
@@ -90,7 +91,7 @@ class _BanditExperts(HedgeExperts):
         self.calibration = calibration
         self.composition = composition
         self.distinct = distinct
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         caller = type(self).__name__

@@ -28,7 +28,7 @@ from ..._validation import check_int, check_real, is_noise_off
 from ...errors import ValidationError
 from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, check_spend, run_plan
+from .._plans import check_backend, check_spend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
@@ -134,6 +134,9 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         Noise backend of the oracles' trees (see :class:`~dpsubmod.online.oco.PrivateFTRL`):
         ``"secure"`` draws exact discrete node noise (through OpenDP when it is installed);
         ``"opendp"`` requires OpenDP.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
@@ -151,7 +154,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         self.calibration = calibration
         self.composition = composition
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         check_ftrl_privacy(epsilon, delta, noise, caller)
         check_backend(backend, caller)
         if calibration not in ("sound", "paper"):

@@ -37,7 +37,7 @@ from ...privacy.composition import split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
     NEIGHBOURING,
@@ -188,6 +188,8 @@ class PrivateEpochGreedy(Learner):
         Public upper bound ``B`` on every :math:`f_t`; values are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         The method's noise backend.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: epoch 0's set and each selection's draws.
     budget : Budget or None, default=None
@@ -229,7 +231,7 @@ class PrivateEpochGreedy(Learner):
         self.first_epoch = first_epoch
         self.max_epoch = max_epoch
         self.bound = bound
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

@@ -37,7 +37,7 @@ from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
 from ._iid import (
     NEIGHBOURING,
@@ -219,6 +219,8 @@ class PrivateExploreThenCommit(Learner):
         Public upper bound ``B`` on every :math:`f_t`; rewards are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Laplace noise (:func:`~dpsubmod.privacy.mechanisms.laplace`).
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built (the numpy backend's noise).
     budget : Budget or None, default=None
@@ -261,7 +263,7 @@ class PrivateExploreThenCommit(Learner):
         self.schedule = schedule
         self.restart = restart
         self.bound = bound
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_params()

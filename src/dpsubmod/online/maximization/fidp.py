@@ -16,6 +16,7 @@ from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
+from .._plans import learner_backend
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
     REWARD_UNITS,
@@ -92,6 +93,8 @@ class FIDP(HedgeExperts):
         paper's. ``False``: the paper's independent draws.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         Sampler of the Hedge draws (see :class:`~dpsubmod.online.Hedge`).
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
     budget : Budget or None, default=None
@@ -127,7 +130,7 @@ class FIDP(HedgeExperts):
         self.calibration = calibration
         self.composition = composition
         self.distinct = distinct
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__)
         self.rng = rng
         self.budget = budget
         self._check_common_params(type(self).__name__)

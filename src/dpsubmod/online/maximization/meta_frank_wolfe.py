@@ -65,7 +65,7 @@ from ...polytopes.projections import as_region, euclidean_projection
 from ...polytopes.rounding import round_point
 from ...privacy.composition import even_share
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, run_plan
+from .._plans import check_backend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
@@ -242,6 +242,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
     backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
         Noise backend of the copies' counters. l2-Laplace has no exact sampler on a grid, so
         the secure backends need ``noise="laplace"``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
@@ -255,7 +258,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         self.H = H
         self.noise = noise
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         if not isinstance(noise, str) or noise not in _COPY_NOISES:
             raise ValidationError(
                 f"The 'noise' parameter of {caller} must be one of {list(_COPY_NOISES)}; got "

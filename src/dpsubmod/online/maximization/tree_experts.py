@@ -78,7 +78,7 @@ from ...functions.base import SetFunction
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
-from .._plans import check_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
@@ -145,6 +145,8 @@ class PrivateTreeExperts(Learner):
         Use Honaker's estimator for the prefix sums (same privacy, lower variance).
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         The counter's noise backend.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built: the counter's noise (numpy backend) and the draws.
     budget : Budget or None, default=None
@@ -184,7 +186,7 @@ class PrivateTreeExperts(Learner):
         self.noise = noise
         self.eta = eta
         self.honaker = honaker
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, type(self).__name__, noise)
         self.rng = rng
         self.budget = budget
         self._check_params()

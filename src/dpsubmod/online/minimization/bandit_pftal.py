@@ -91,6 +91,9 @@ class BanditSubmodPFTAL(_SubmodBase):
         As in :class:`SubmodPFTAL`.
     backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
         Noise backend of the counter, as in :class:`SubmodPFTAL`.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
     feedback = "bandit"

@@ -106,7 +106,7 @@ from ...functions.base import SetFunction
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
-from .._plans import check_backend, check_spend, run_plan
+from .._plans import check_backend, check_spend, learner_backend, run_plan
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
 from .bounds import COST_UNITS, noise_scaled_H, submod_pftal_bound
@@ -181,7 +181,7 @@ class _SubmodBase(Learner):
         self.delta = delta
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         check_backend(backend, caller, noise)
         self._check_spend()
 
@@ -381,6 +381,9 @@ class SubmodPFTAL(_SubmodBase):
         ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
         installed); ``"opendp"`` requires OpenDP. Grid backends need ``noise="laplace"`` or
         ``"gaussian"``, and draw no noise from ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
 
     Examples
     --------

@@ -54,7 +54,7 @@ from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from ...privacy.zcdp import rho_for_target
-from .._plans import check_backend, check_spend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
@@ -205,6 +205,8 @@ class PrivateFTRL(OnlineBase):
         ``"secure"`` draws exact discrete node noise on a grid (through OpenDP when it is
         installed) with the loss vectors summed in integer grid units; ``"opendp"`` requires
         OpenDP. Grid backends ignore ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget or None, default=None
         Charged the whole run's guarantee at construction, before anything is released
         (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then nothing
@@ -254,7 +256,7 @@ class PrivateFTRL(OnlineBase):
         self.tree_epsilon = tree_epsilon
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller, noise)
         self._n_region = reg.n
         plan = self._privacy_plan()
         if plan is not None and tree_epsilon is not None:

@@ -31,7 +31,7 @@ from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
-from .._plans import run_plan
+from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
 from .hedge_privacy import (
     best_composition,
@@ -88,6 +88,8 @@ class Hedge(OnlineBase):
         (OpenDP's noisy max when it is installed, else dpsubmod's exact Python sampler;
         randomness from the operating system, ``rng`` then unused); ``"opendp"`` requires
         OpenDP; an instance such as ``SecureBackend(...)`` is used as is.
+        ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
+        with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None
         Resolved when the state is built.
     budget : Budget or None, default=None
@@ -127,7 +129,7 @@ class Hedge(OnlineBase):
         self.max_draws = max_draws
         self.delta = delta
         self.composition = composition
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller)
         self.rng = rng
         self.budget = budget
         _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use

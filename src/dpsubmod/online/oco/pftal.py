@@ -52,7 +52,7 @@ from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import NOISES, check_privacy_args, clip_norm
-from .._plans import check_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
@@ -113,6 +113,9 @@ class PFTAL(OnlineBase):
         ``"secure"`` draws exact discrete node noise on a grid, through OpenDP when it is
         installed, with items summed in integer grid units; ``"opendp"`` requires OpenDP. Grid
         backends need ``noise="laplace"`` or ``"gaussian"``; they ignore ``rng``.
+        ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace
+        noise), a seeded ``"numpy"`` simulation with one
+        (:func:`~dpsubmod.privacy.backends.choose_backend`).
     budget : Budget or None, default=None
         Charged the whole run's guarantee (:attr:`privacy`) at construction, before anything is
         released (:class:`~dpsubmod.errors.BudgetExceededError` when it does not fit; then
@@ -173,7 +176,7 @@ class PFTAL(OnlineBase):
         self.delta = delta
         self.rng = rng
         self.budget = budget
-        self.backend = backend
+        self.backend = learner_backend(self, backend, rng, caller, noise)
 
     # -- state --------------------------------------------------------------------------------
     @property
