@@ -632,7 +632,7 @@ def experts_output_distribution(learner, functions, *, presampled_M: int | None 
 
         L0._setup_rng = _Setup()
         L0._params = L0._resolve()
-        L0._hedge = Hedge(n, L0._params["eta"], copies=k)
+        L0._hedge = Hedge(n, L0._params["eta"], copies=k, backend="numpy")
         L0._hedge.reset()
 
     def explore_prob(L):
