@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dpsubmod._rng import as_generator
-from dpsubmod.errors import BudgetExceededError, DPSubmodError, ParameterTypeError
+from dpsubmod.errors import BudgetExceededError, DPSubmodError, ParameterTypeError, SeedWarning
 from dpsubmod.experiments.problems import LEARNERS
 from dpsubmod.functions import Modular
 from dpsubmod.online import (
@@ -278,6 +278,7 @@ def test_default_batch_comes_from_public_parameters():
 
 
 def test_secure_backend_draws_the_planned_noise():
-    learner = _make(200, rng=0, backend="secure")
+    with pytest.warns(SeedWarning, match="does not make a run on the secure backend repeat"):
+        learner = _make(200, rng=0, backend="secure")
     _run(learner, _stream(200))
     assert "secure" in str(learner.privacy) and learner._allowance.unused == 0

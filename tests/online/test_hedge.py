@@ -144,7 +144,8 @@ def _distinct_law(P: np.ndarray) -> dict:
 def test_distinct_draws_follow_the_restricted_law(backend, m):
     # Goodness of fit of the joint law of three copies over four actions (false-alarm rate
     # 1e-4), where copy 1's leader and copy 2's runner-up are often taken before their turn.
-    h = Hedge(4, eta=1.3, copies=3, backend=backend, rng=7)
+    # the seed fixes the numpy run; the secure backend's draws come from the OS
+    h = Hedge(4, eta=1.3, copies=3, backend=backend, rng=7 if backend is None else None)
     h.update([[0.2, 1.0, 0.0, 0.5], [0.1, 1.0, 0.0, 0.3], [0.0, 1.0, 0.9, 0.0]])
     law = _distinct_law(h.probabilities())
     keys = sorted(law)

@@ -12,7 +12,7 @@ import pytest
 
 from dpsubmod._guarantee import ASSUMPTIONS
 from dpsubmod.constraints import Knapsack, PartitionMatroid
-from dpsubmod.errors import BudgetExceededError, DPSubmodError
+from dpsubmod.errors import BudgetExceededError, DPSubmodError, SeedWarning
 from dpsubmod.experiments.problems import LEARNERS
 from dpsubmod.functions import Modular
 from dpsubmod.functions.base import SetFunction
@@ -213,7 +213,8 @@ def test_learner_specific_bad_parameters():
 
 def test_secure_backend_runs_under_the_same_statement():
     for cls in (PrivateEpochGreedy, PrivateExploreThenCommit):
-        learner = cls(N, 60, K, epsilon=1.0, backend="secure", rng=0)
+        with pytest.warns(SeedWarning, match="does not make a run on the secure backend"):
+            learner = cls(N, 60, K, epsilon=1.0, backend="secure", rng=0)
         _play(learner, iid_stream(60))
         assert learner.privacy.epsilon == 1.0 and learner.privacy.backend.startswith("secure")
         assert learner._allowance.unused == 0

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dpsubmod import Budget
-from dpsubmod.errors import BudgetExceededError, ValidationError
+from dpsubmod.errors import BudgetExceededError, SeedWarning, ValidationError
 from dpsubmod.experiments.problems import LEARNERS
 from dpsubmod.functions import Modular
 from dpsubmod.online import FunctionStream, PrivateTreeExperts, run
@@ -158,8 +158,9 @@ def test_adaptive_adversary_regret_below_the_stated_bound():
 
 @pytest.mark.parametrize("noise,delta", [("gaussian", 1e-6), ("laplace", 0.0)])
 def test_secure_backend_plays_and_states_the_same_privacy(noise, delta):
-    learner = PrivateTreeExperts(4, 12, 2, epsilon=1.0, delta=delta, noise=noise,
-                                 backend="secure", rng=0)
+    with pytest.warns(SeedWarning, match="does not make a run on the secure backend"):
+        learner = PrivateTreeExperts(4, 12, 2, epsilon=1.0, delta=delta, noise=noise,
+                                     backend="secure", rng=0)
     tr = run(learner, [Modular([0.1, 0.5, 0.2, 0.3])] * 12, comparator=None)
     assert len(tr.selections) == 12 and all(len(S) == 2 for S in tr.selections)
     assert (learner.privacy.epsilon, learner.privacy.delta) == (1.0, delta)

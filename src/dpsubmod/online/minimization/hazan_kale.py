@@ -62,7 +62,7 @@ def _descend(x: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
     A tiny ``M`` makes the default step overflow (to inf): each coordinate with a nonzero
     (estimated) subgradient then goes to the face of the cube its sign points to, the limit of
     the update as ``eta`` grows, and the others stay where they are (never ``inf * 0``)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 is caught just below
         step = eta * g
     if np.isfinite(step).all():  # eta * 0 = 0 here: the same step as below
         return np.clip(x - step, 0.0, 1.0)
