@@ -61,13 +61,16 @@ def holds(method: str, constraint, kw: dict, *, positive: bool = True) -> Utilit
     ("private_greedy", {"epsilon": 5.0}),
     ("private_greedy_decomposable", {"epsilon": 5.0, "delta": 1e-6}),
     # value_bound = 1: F is a fraction of records covered, so every singleton value is <= 1
-    ("private_continuous_greedy", {"epsilon": 50.0, "value_bound": 1.0}),
+    # (the three cases marked slow take 15-25 s each: many continuous-greedy steps)
+    pytest.param("private_continuous_greedy", {"epsilon": 50.0, "value_bound": 1.0},
+                 marks=pytest.mark.slow),
     ("private_continuous_greedy", {"epsilon": 50.0, "steps": 15}),  # m_F <= OPT
     ("private_continuous_greedy", {"epsilon": 50.0}),  # the paper's T = r, step by step
-    ("dpcg", {"epsilon": 200.0, "value_bound": 1.0}),
+    pytest.param("dpcg", {"epsilon": 200.0, "value_bound": 1.0}, marks=pytest.mark.slow),
     ("dpcg", {"epsilon": 200.0, "steps": 15}),
     ("dpcg", {"epsilon": 200.0}),
-    ("dpcg", {"epsilon": 20.0, "delta": 1e-6, "value_bound": 1.0}),
+    pytest.param("dpcg", {"epsilon": 20.0, "delta": 1e-6, "value_bound": 1.0},
+                 marks=pytest.mark.slow),
 ])
 def test_the_stated_bound_holds(method, kw, constraint):
     if method == "stochastic_greedy" and constraint is PARTITION:

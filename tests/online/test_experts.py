@@ -188,6 +188,7 @@ F2 = [Modular([0.9, 0.0, 0.1]), Modular([0.2, 0.7, 0.1])]
 F2_PRIME = [Modular([0.0, 0.0, 0.0]), Modular([0.2, 0.7, 0.1])]
 
 
+@pytest.mark.slow  # an enumeration of about 10^5 learner states per case
 @pytest.mark.parametrize("distinct", [True, False])
 @pytest.mark.parametrize("cls, eps", [(BanditDP, 1.5), (NaiveBanditDP, 0.3)])
 def test_bandit_tight_accounting_is_exact_with_several_experts(cls, eps, distinct):
@@ -298,6 +299,7 @@ def test_the_tight_default_spends_the_budget_and_the_paper_rate_a_fraction():
     assert big.privacy.epsilon < 500.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [BanditDP, PresampledBanditDP, NaiveBanditDP])
 def test_tight_accounting_learns_where_the_paper_rate_cannot(cls):
     # An easy bandit stream (n = 4, k = 1: element 0 worth 0.9, the others 0.2, jittered by

@@ -131,9 +131,10 @@ def test_etc_guarantee_is_the_stated_bound():
     assert not g.vacuous
     # Hand computation of the halving bound: phases (4, 150), (2, 300) and (3, 150),
     # (2, 225); exploration 2100 rounds (as the uniform schedule's 300 * 7), then every
-    # phase's error on the commit rounds.
-    errs = sum(2 * math.sqrt(math.log(a) / (2 * p)) + 2 * sum(1 / i for i in range(1, a + 1)) / p
-               for a, p in ((4, 150), (2, 300), (3, 150), (2, 225)))
+    # phase's error on the commit rounds: phase r of a stage of N candidates ranks estimates
+    # pooled over P_r plays, with error 2 sqrt(ln N / 2 P_r) + 2 r H_N / P_r (epsilon 1).
+    errs = sum(2 * math.sqrt(math.log(N) / (2 * P)) + 2 * r * sum(1 / i for i in range(1, N + 1))
+               / P for N, r, P in ((4, 1, 150), (4, 2, 450), (3, 1, 150), (3, 2, 375)))
     assert g.bound == pytest.approx((1 - 1 / math.e) * 2100 + (50000 - 2100) * errs)
     learner = PrivateExploreThenCommit(N, 50000, K, epsilon=1.0, m=300, schedule="uniform")
     g = learner.guarantee

@@ -7,9 +7,12 @@ sequence of played sets is enumerable on tiny instances:
 * :class:`PrivateEpochGreedy`: epoch 0's set is uniform (public randomness) and epoch ``j``'s set
   is the private greedy's output on the previous epoch's mean, independently across epochs
   given the stream; :func:`greedy_path_distribution` gives each selection's exact law;
-* :class:`PrivateExploreThenCommit`: the played sets are fixed by the stages' choices, and each
-  choice is the argmax of Laplace-noised means, whose law is a one-dimensional integral
-  (:func:`_argmax_law`, quadrature error below 1e-10).
+* :class:`PrivateExploreThenCommit`: the played sets are fixed by the stages' choices. Each
+  choice of a one-phase stage is the argmax of Laplace-noised means, whose law is a
+  one-dimensional integral (:func:`_argmax_law`, quadrature error below 1e-10); under the
+  default sequential halving, a later phase ranks the survivors by their estimates pooled over
+  the stage's phases, whose joint law with the first phase's elimination is a two-dimensional
+  integral (:func:`_eliminate_then_pool_law`).
 
 Each oracle is passed to :func:`~dpsubmod.privacy.audit.exact_check` and validated against the
 learner's own runs (chi-square). The control is each learner with its sensitivity halved (half
@@ -129,8 +132,7 @@ def _argmax_law(mu: np.ndarray, b: float) -> np.ndarray:
     mu = np.asarray(mu, dtype=float)
 
     def cdf(z: np.ndarray) -> np.ndarray:
-        return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0) / b),
-                        1.0 - 0.5 * np.exp(-np.maximum(z, 0.0) / b))
+        return _laplace_cdf(z, b)
 
     out = []
     for j in range(mu.size):
@@ -146,13 +148,79 @@ def _argmax_law(mu: np.ndarray, b: float) -> np.ndarray:
     return np.array(out)
 
 
+def _laplace_cdf(z: np.ndarray, b: float) -> np.ndarray:
+    return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0) / b),
+                    1.0 - 0.5 * np.exp(-np.maximum(z, 0.0) / b))
+
+
+def _laplace_difference_cdf(x: np.ndarray, b: float) -> np.ndarray:
+    """CDF of Z - Z' for i.i.d. Laplace(b) Z, Z': the tail is 0.5 exp(-|x|/b)(1 + |x|/(2b))."""
+    tail = 0.5 * np.exp(-np.abs(x) / b) * (1.0 + np.abs(x) / (2.0 * b))
+    return np.where(x < 0, tail, 1.0 - tail)
+
+
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(80)
+
+
+def _piecewise_gauss(g, kinks: list[float], lo: float, hi: float) -> float:
+    """Integral of the vectorised ``g`` over [lo, hi], 80-point Gauss-Legendre on each piece
+    between the kinks (the integrand is analytic within each piece)."""
+    cuts = sorted({lo, hi, *[c for c in kinks if lo < c < hi]})
+    total = 0.0
+    for a, c in zip(cuts[:-1], cuts[1:]):
+        x = 0.5 * (c - a) * _GL_X + 0.5 * (c + a)
+        total += 0.5 * (c - a) * float(_GL_W @ g(x))
+    return total
+
+
+def _eliminate_then_pool_law(mu1: np.ndarray, mu2: dict, b1: float, b2: float, p1: int,
+                             p2: int) -> dict:
+    """Joint law of a halving stage of three candidates: phase 1 (``p1`` plays each, noisy
+    means with Laplace(``b1``) noise) drops the argmin ``j``; phase 2 (``p2`` plays of each
+    survivor, Laplace(``b2``)) keeps the survivor with the larger pooled estimate
+    ``(p1 * noisy1 + p2 * noisy2) / (p1 + p2)``. ``mu2[j]`` holds the survivors' phase-2
+    means when ``j`` was dropped. Returns ``{(j, winner): probability}``, each the integral
+    over the survivors' phase-1 noise (za, zb) of
+    ``f(za) f(zb) P(z_j below both) P(pooled a > pooled b | za, zb)``: adaptive quadrature
+    over za (both outcomes at once), piecewise Gauss-Legendre over zb at the integrand's kinks."""
+    out = {}
+    R = 40.0 * b1
+    for j in range(3):
+        a, b = [i for i in range(3) if i != j]
+        d2 = mu2[j][0] - mu2[j][1]
+
+        def inner(za: float, a: int = a, b: int = b, j: int = j, d2: float = d2) -> tuple:
+            def joint(zb: np.ndarray) -> np.ndarray:
+                low = np.minimum(mu1[a] + za, mu1[b] + zb) - mu1[j]
+                c = (p1 / p2) * (mu1[a] - mu1[b] + za - zb) + d2
+                return (np.exp(-np.abs(zb) / b1) / (2 * b1) * _laplace_cdf(low, b1)
+                        * _laplace_difference_cdf(c, b2))
+
+            def both(zb: np.ndarray) -> np.ndarray:
+                low = np.minimum(mu1[a] + za, mu1[b] + zb) - mu1[j]
+                return np.exp(-np.abs(zb) / b1) / (2 * b1) * _laplace_cdf(low, b1)
+
+            kinks = [0.0, za + mu1[a] - mu1[b], mu1[j] - mu1[b],
+                     za + mu1[a] - mu1[b] + (p2 / p1) * d2]
+            dens = math.exp(-abs(za) / b1) / (2 * b1)
+            win_a = _piecewise_gauss(joint, kinks, -R, R)
+            return dens * np.array([win_a, _piecewise_gauss(both, kinks, -R, R) - win_a])
+
+        pts = sorted({0.0, mu1[j] - mu1[a], mu1[b] - mu1[a]})
+        v, _ = integrate.quad_vec(inner, -R, R, points=pts, limit=400, epsabs=1e-14,
+                                  epsrel=1e-12)
+        out[(j, a)], out[(j, b)] = float(v[0]), float(v[1])
+    return out
+
+
 def _etc_law(stream, n: int, k: int, m: int, scale: float = 1.0,
              schedule: str = "uniform") -> dict:
     """Exact law of the whole sequence of played sets. A stage's phases
     (:func:`stage_phases`) play their survivors round robin; each phase's Laplace-noised means
     keep the largest ``keep`` survivors (the next phase's count, 1 after the last phase): the
-    argmax when ``keep == 1``, all but the argmin when ``keep == survivors - 1`` (the only
-    cases these tiny instances reach)."""
+    argmax when ``keep == 1`` in a one-phase stage; under halving, a three-candidate stage
+    whose first phase drops one and whose second phase keeps the larger pooled estimate (the
+    only multi-phase stage these tiny instances reach), by :func:`_eliminate_then_pool_law`."""
     b1 = scale / EPS
     law: dict = {}
 
@@ -168,25 +236,30 @@ def _etc_law(stream, n: int, k: int, m: int, scale: float = 1.0,
             return
         phase(S, cands, phases, 0, t, played, p)
 
-    def phase(S, alive, phases, r, t, played, p) -> None:
-        plays = phases[r][1]
+    def play(S, alive, plays, t, played) -> tuple:
         sums = np.zeros(len(alive))
         for i in range(len(alive) * plays):
             c = i % len(alive)
             A = tuple(sorted([*S, alive[c]]))
             played = (*played, A)
             sums[c] += min(max(stream[t + i](list(A)), 0.0), 1.0)
-        t += len(alive) * plays
-        keep = phases[r + 1][0] if r + 1 < len(phases) else 1
-        mu = sums / plays
-        if keep == 1:
+        return sums / plays, t + len(alive) * plays, played
+
+    def phase(S, alive, phases, r, t, played, p) -> None:
+        plays = phases[r][1]
+        mu, t, played = play(S, alive, plays, t, played)
+        if len(phases) == 1:
             for c, q in zip(alive, _argmax_law(mu, b1 / plays)):
                 stage([*S, c], t, played, p * q)
             return
-        assert keep == len(alive) - 1
-        for j, q in enumerate(_argmax_law(-mu, b1 / plays)):
-            phase(S, [c for i, c in enumerate(alive) if i != j], phases, r + 1, t, played,
-                  p * q)
+        assert [a for a, _ in phases] == [3, 2], phases
+        p2 = phases[1][1]
+        later = {j: play(S, [c for i, c in enumerate(alive) if i != j], p2, t, played)
+                 for j in range(3)}
+        law = _eliminate_then_pool_law(mu, {j: v[0] for j, v in later.items()}, b1 / plays,
+                                       b1 / p2, plays, p2)
+        for (j, w), q in law.items():
+            stage([*S, alive[w]], later[j][1], later[j][2], p * q)
 
     stage([], 0, (), 1.0)
     return law
@@ -287,17 +360,23 @@ def test_etc_halving_exact_law_first_phase_round_replaced(scale, ok):
     res = exact_check(lambda d: _halving_law(d, scale), HALVING_D, HALVING_D_PRIME, epsilon=EPS,
                       tol=1e-6)
     assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+    # Measured 0.736 at the right scale and 1.665 at half of it.
+    assert max(res.max_log_ratio, res.max_log_ratio_reverse) > (0.7 if ok else 1.5)
 
 
 @pytest.mark.parametrize("scale,ok", [(1.0, True), (0.5, False)])
 def test_etc_halving_exact_law_second_phase_round_replaced(scale, ok):
     # Round 3 is the second phase's first play, whose set depends on the first phase's
-    # released survivors: reward 1 on D, 0 on D', whichever singleton is played.
-    fill = [Modular([0.3, 0.0, 0.2])] * 7
+    # released survivors: reward 1 on D, 0 on D', whichever singleton is played. The decision
+    # ranks pooled estimates, in which this round's release has weight 1/2: of the fills
+    # {0, 1}^3, candidate 0 alone rewarded moves the decision most (measured 0.480 at the
+    # right scale, 1.148 at half of it).
+    fill = [Modular([1.0, 0.0, 0.0])] * 7
     D = [*fill[:3], Modular([1.0, 1.0, 1.0]), *fill[3:]]
     D_prime = [*fill[:3], Modular([0.0, 0.0, 0.0]), *fill[3:]]
     res = exact_check(lambda d: _halving_law(d, scale), D, D_prime, epsilon=EPS, tol=1e-6)
     assert res.passed == ok, (scale, res.max_log_ratio, res.max_log_ratio_reverse)
+    assert max(res.max_log_ratio, res.max_log_ratio_reverse) > (0.45 if ok else 1.1)
 
 
 @pytest.mark.slow

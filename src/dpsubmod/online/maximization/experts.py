@@ -85,7 +85,6 @@ from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import logsumexp
 from scipy.stats import binom
 
 from ..._rng import as_generator
@@ -200,7 +199,14 @@ def tuple_probabilities(log_p: np.ndarray, tuples: np.ndarray, distinct: bool) -
     total = np.zeros(m)
     for i in range(k):
         repeat = ~left[rows, tuples[:, i]]
-        norm = logsumexp(np.where(left, log_p[i][None, :], -np.inf), axis=1)
+        row = np.where(left, log_p[i][None, :], -np.inf)
+        # The log-sum-exp of each row, shifted by its largest finite entry. It runs every
+        # round of an evaluated run, on rows of n entries, where scipy.special.logsumexp's
+        # array-API dispatch costs more than the sum itself.
+        top = row.max(axis=1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            norm = np.log(np.exp(row - top).sum(axis=1)) + top[:, 0]
         total += np.where(repeat, -np.inf, picked[:, i] - norm)
         left[rows, tuples[:, i]] = False
     return np.exp(total)
