@@ -65,14 +65,17 @@ def test_full_information_regret_grows_like_sqrt_T(epsilon):
     assert 0.40 <= s <= 0.62
 
 
-@pytest.mark.parametrize("epsilon", [800.0, math.inf])
+@pytest.mark.parametrize("epsilon", [5.0, math.inf])
 @pytest.mark.parametrize("cls", [BanditDP, PresampledBanditDP])
 def test_bandit_regret_grows_like_T_two_thirds(cls, epsilon):
-    # gamma = T^(-1/3), epsilon = 800: measured 0.79 (Algorithm 3) and 0.79 (B.2) on
-    # T = 500..4000 with 6 seeds; 0.72 and 0.70 on T = 1000..16000 with 10 seeds.
-    # Noise off (the non-private learning rate): 0.84 on T = 1000..16000 (4 seeds); the local
-    # slope falls with T: 0.86, 0.77, 0.735, 0.68 over the doublings from 4000 to 64000, the
-    # last at the theorem's 2/3 (Hedge's worst-case rate learns this easy instance slowly).
+    # gamma = T^(-1/3), T = 500..4000, 6 seeds. At epsilon = 5 the tight calibration's rate is
+    # below the non-private one at every T here (0.237 .. 0.118 for Algorithm 3; from epsilon
+    # = 20 on it is the non-private rate, so the law is the noise-off one): measured 0.942
+    # (Algorithm 3) and 0.903 (B.2). Noise off: 0.917 and 0.885. These short horizons are far
+    # from the limit: with the non-private rate the local slope falls with T (0.86, 0.77,
+    # 0.735, 0.68 over the doublings from 4000 to 64000, the last at the theorem's 2/3; Hedge's
+    # worst-case rate learns this easy instance slowly), so the band only rules out linear
+    # regret and a rate that does not learn.
     delta = None if math.isinf(epsilon) else 1e-3
     s = _slope(lambda T: cls(N, T, K, epsilon=epsilon, delta=delta, gamma=T ** (-1 / 3)),
                [500, 1000, 2000, 4000], range(6))
@@ -88,8 +91,8 @@ def _naive(T: int) -> NaiveBanditDP:
 
 
 def test_naive_bandit_regret_grows_faster():
-    # gamma = T^(-1/4), the paper's rate at epsilon = 1000: measured 0.90 on T = 500..4000
-    # (6 seeds), 0.755 on T = 1000..16000 (10 seeds); theory 3/4.
+    # gamma = T^(-1/4), the paper's rate at epsilon = 1000: measured 0.945 on T = 500..4000
+    # (6 seeds); theory 3/4, approached only at longer horizons.
     s_naive = _slope(_naive, [500, 1000, 2000, 4000], range(6))
     assert 0.60 <= s_naive <= 0.97
     s_fi = _slope(lambda T: FIDP(N, T, K, epsilon=math.inf), [250, 500, 1000, 2000], range(3))

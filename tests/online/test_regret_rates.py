@@ -57,7 +57,7 @@ def slope(make, stream, seed: int) -> float:
 FULL = {
     # Noise off: deterministic in expectation, one seed suffices.
     "SubmodPFTAL, noise off": (lambda T, s: SubmodPFTAL(3, T, M=1.0, epsilon=math.inf, rng=s), 1),
-    "SubmodPFTAL, epsilon=1e4": (lambda T, s: SubmodPFTAL(3, T, M=1.0, epsilon=1e4, rng=s), 3),
+    "SubmodPFTAL, epsilon=1e4": (lambda T, s: SubmodPFTAL(3, T, M=1.0, epsilon=1e4, rng=s), 2),
     "HazanKale": (lambda T, s: HazanKale(3, T, M=1.0), 1),
 }
 
@@ -68,8 +68,8 @@ def test_full_information_rate(name):
     make, seeds = FULL[name]
     slopes = [slope(make, ftl_killer, s) for s in range(seeds)]
     print(f"{name}: slopes {np.round(slopes, 3)}")
-    # Measured over T = 2^8 .. 2^16: 0.585 (noise off), 0.580-0.585 over 3 seeds
-    # (epsilon = 1e4), 0.470 (Hazan-Kale).
+    # Measured over T = 2^8 .. 2^16: 0.585 (noise off), 0.580-0.585 over seeds 0-2
+    # (epsilon = 1e4; seeds 0 and 1 are run), 0.470 (Hazan-Kale).
     # FTAL's bound is (G^2 / 2H)(1 + log T) with H ~ 1/sqrt(T), so its local slope approaches
     # 1/2 from above like 1/2 + 1/log T; the band allows that and nothing near 1.
     assert all(0.4 <= s <= 0.66 for s in slopes), slopes
@@ -95,9 +95,9 @@ BANDIT = {
 @pytest.mark.parametrize("name", list(BANDIT))
 def test_bandit_rate(name):
     make, rate = BANDIT[name]
-    slopes = [slope(make, switching, s) for s in range(3)]
+    slopes = [slope(make, switching, s) for s in range(2)]
     print(f"{name}: slopes {np.round(slopes, 3)} (theorem {rate:.3f})")
     # Measured over seeds 0-2, T = 2^8 .. 2^16: 0.724/0.703/0.758 (noise off), 0.737/0.751/0.780
-    # (epsilon 100), 0.689/0.718/0.706 (Hazan-Kale). The bandit regret is noisy; the mean is
-    # held within 0.1.
+    # (epsilon 100), 0.689/0.718/0.706 (Hazan-Kale). The bandit regret is noisy; the mean of
+    # seeds 0 and 1 (each fit costs about 20 s) is held within 0.1.
     assert abs(np.mean(slopes) - rate) <= 0.1, slopes
