@@ -6,9 +6,10 @@ backend, seed 0), in CPU time, interleaved rounds in one process.
     python benchmarks/bench_from_records.py --n 100000 --rounds 5
 
 Records: ride-like points (``bench_scale.rides``); candidates: the 20 x 20 public grid of
-``bench_scale``; Gaussian similarity with the grid spacing as bandwidth. ``from_records`` stores
-the dense N x n similarity (float64, as it does by default); ``from_chunks`` keeps O(N) state
-and recomputes the changed records each step. Both give the same selection (checked). The
+``bench_scale``; Gaussian similarity with the grid spacing as bandwidth. ``from_records`` builds
+the record objective over the points in memory (one block, no N x n matrix); ``from_chunks``
+reads them in chunks of 2**14 rows; both keep O(N) state and recompute the changed records each
+step. Both give the same selection (checked). The
 ratio from_records / from_chunks is formed within a round and reported as the median with its
 min-max spread. Target: at most 1.5.
 """

@@ -32,7 +32,7 @@ KINDS = [
 
 @pytest.mark.parametrize("C, kw", KINDS)
 def test_chunked_facility_location_matches_the_in_memory_objective(C, kw):
-    f = FacilityLocation.from_records(P, C, **kw)
+    f = FacilityLocation.from_records(P, C, dtype=np.float64, **kw)  # the dense float64 matrix
     g = FacilityLocation.from_chunks(P, C, chunk_rows=333, **kw)
     assert g.sensitivity == f.sensitivity and g.data_model == "monotone-records"
     for S in ([0], [3, 7], [1, 2, 11, 20]):
@@ -250,7 +250,7 @@ def test_extreme_parameters_of_the_dense_builder():
 def test_a_dense_similarity_that_cannot_fit_is_refused_before_allocating():
     with pytest.raises(ValidationError, match="from_chunks") as exc:
         FacilityLocation.from_records(np.zeros((200_000, 2)), np.zeros((50_000, 2)),
-                                      bandwidth=1.0)
+                                      bandwidth=1.0, dtype=np.float64)
     for hint in ("float32", "sparse nearest-neighbour", "fewer candidates", "GiB"):
         assert hint in str(exc.value)
 

@@ -22,6 +22,7 @@ from ..functions.combinators import Restricted, Scaled, Sum
 from ..functions.coverage import Coverage
 from ..functions.facility_location import FacilityLocation
 from ..functions.modular import Modular
+from ..functions.records.points import RecordFacilityLocation
 
 __all__ = [
     "register_closed_form",
@@ -86,6 +87,10 @@ def _load_builtins() -> None:
                          gradients=_coverage_gradients)
     register_closed_form(FacilityLocation, value=_facility_value, gradient=_facility_gradient,
                          gradients=_facility_gradients)
+    # facility location over points in memory: the same forms on its similarities (built on
+    # first use, the matrix the dense objective holds)
+    register_closed_form(RecordFacilityLocation, value=_facility_value,
+                         gradient=_facility_gradient, gradients=_facility_gradients)
     register_closed_form(Sum, value=_sum_value, gradient=_sum_gradient,
                          applies=lambda f: all(has_closed_form(g) for g in f.functions),
                          gradients=_sum_gradients)

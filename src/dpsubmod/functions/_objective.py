@@ -43,6 +43,10 @@ class Objective:
     #: The neighbouring relation behind ``sensitivity``, in words.
     neighbouring: str = "replace one record"
 
+    #: The family that privacy statements name with ``neighbouring``; the class name when
+    #: ``None`` (set by a family's objective held in another representation).
+    statement_name: str | None = None
+
     #: The declared public bound behind :meth:`upper_bound` (``inf``: none declared).
     _value_upper: float = math.inf
 

@@ -224,8 +224,9 @@ def _check_fits(N: int, n: int, dt: np.dtype, caller: str) -> None:
     gib = 1 << 30
     raise ValidationError(
         f"{caller} would build a dense {N} x {n} similarity of {need / gib:.1f} GiB "
-        f"({dt.name}), more than half of this machine's {total / gib:.1f} GiB. Use "
-        "dtype=numpy.float32 (half the size), a sparse nearest-neighbour similarity "
+        f"({dt.name}), more than half of this machine's {total / gib:.1f} GiB. Leave "
+        "dtype unset with a built-in similarity (no matrix), or use dtype=numpy.float32 (half "
+        "the size), a sparse nearest-neighbour similarity "
         "(FacilityLocation(scipy.sparse matrix)), fewer candidates, or the chunked mode "
         "FacilityLocation.from_chunks(...), which never builds the matrix."
     )

@@ -13,6 +13,7 @@ from ..errors import ValidationError
 from ._inputs import as_matrix, as_weights, check_value_bound, concat_ranges, row_chunks
 from ._similarity import _check_fits, _make_kernel, _similarity_matrix
 from .base import DataModel, FunctionState, SetFunction
+from .records.points import RecordFacilityLocation, float32_scales
 
 __all__ = ["FacilityLocation"]
 
@@ -107,7 +108,7 @@ class FacilityLocation(SetFunction):
     def from_records(cls, points: object, candidates: object,
                      similarity: str | Callable[[np.ndarray, np.ndarray], object] = "gaussian",
                      *, bandwidth: float | None = None, radius: float | None = None,
-                     s_max: float | None = None, dtype: object = np.float64) -> FacilityLocation:
+                     s_max: float | None = None, dtype: object = None) -> SetFunction:
         r"""Average facility location over private records and public candidate locations.
 
         :math:`f_D(S) = \frac1N \sum_{i=1}^N \max_{j \in S} s(x_i, c_j)`, where ``x_i`` is
@@ -139,6 +140,22 @@ class FacilityLocation(SetFunction):
         ``[0, s_max / N]``; so :math:`|f_D(S) - f_{D'}(S)| \le s_{\max}/N` for every ``S``.
         Declared ``sensitivity = s_max / N``, ``data_model = "monotone-records"``.
 
+        Representation: with a built-in similarity and ``dtype`` left unset, no ``N x n``
+        matrix is built. The objective is the record objective of :meth:`from_chunks` over the
+        points as one block (O(N) state; each greedy step recomputes the similarities of the
+        records whose best candidate changed), a
+        :class:`~dpsubmod.functions.records.RecordFacilityLocation`: similarities are float32
+        and rounded down to multiples of ``s_max / 2**24``, computed from coordinates taken
+        relative to the centre of the candidates' bounding box (public). Values then agree
+        with the float64 matrix to a few ``s_max / 2**24`` when the candidates span a few
+        bandwidths (or radii); the float32 error of a similarity grows with the ratio of that
+        span to the bandwidth. It keeps the sensitivity, data model, privacy statement and
+        :meth:`neighbour` of the dense objective, and builds its ``similarity`` matrix only
+        when read. A callable similarity, an explicit ``dtype``, or a bandwidth, radius or
+        candidate spread outside ``[1e-15, 1e15]`` gives the dense :class:`FacilityLocation`
+        with its ``N x n`` matrix (float64 similarities as computed, at ``N n`` floats of
+        memory).
+
         Parameters
         ----------
         points : array-like, shape (N, d)
@@ -152,12 +169,20 @@ class FacilityLocation(SetFunction):
             Required with ``"negative_distance"``, not accepted otherwise.
         s_max : float
             Required with a callable similarity, not accepted otherwise.
-        dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-            Storage of the ``N x n`` matrix; float32 halves the memory of large instances.
+        dtype : {None, numpy.float64, numpy.float32}, default=None
+            ``None``: no matrix for a built-in similarity (see Representation above), float64
+            storage for a callable one. A dtype: the dense ``N x n`` matrix stored in it;
+            float32 halves its memory.
 
         Returns
         -------
-        FacilityLocation
+        RecordFacilityLocation or FacilityLocation
+            A :class:`~dpsubmod.functions.records.RecordFacilityLocation` (a
+            :class:`~dpsubmod.functions.records.RecordObjective`) for a built-in similarity
+            without ``dtype``; otherwise the dense :class:`FacilityLocation`. Both are set
+            functions for :func:`dpsubmod.maximize` and the private methods, with
+            ``similarity``, ``weights``, ``n_clients`` and ``neighbour(rng, index=,
+            point=)``.
         """
         caller = "FacilityLocation.from_records"
         P = check_finite(points, "points", caller=caller, ndim=2, dtype=np.float64)
@@ -173,13 +198,13 @@ class FacilityLocation(SetFunction):
                 f"'points' ({P.shape[1]}); got {C.shape[1]}."
             )
         try:
-            dt = np.dtype(dtype)
+            dt = np.dtype(np.float64 if dtype is None else dtype)
         except TypeError:
             dt = None
         if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise ValidationError(
-                f"The 'dtype' parameter of {caller} must be numpy.float32 or numpy.float64; "
-                f"got {dtype!r}."
+                f"The 'dtype' parameter of {caller} must be None, numpy.float32 or "
+                f"numpy.float64; got {dtype!r}."
             )
         kernel, smax = _make_kernel(similarity, C, bandwidth, radius, s_max, dt, caller)
         if not smax / P.shape[0] > 0.0:
@@ -189,9 +214,13 @@ class FacilityLocation(SetFunction):
                 f"gives over N = {P.shape[0]} records underflows to 0. Pass a {name} above "
                 "about 1e-300 (in the units of the points)."
             )
-        _check_fits(P.shape[0], C.shape[0], dt, caller)
         P = P.copy()
         C = C.copy()
+        if dtype is None and isinstance(similarity, str):
+            scale = bandwidth if similarity == "gaussian" else smax
+            if float32_scales(C, float(scale)):
+                return RecordFacilityLocation.build(P, C, similarity, float(scale))
+        _check_fits(P.shape[0], C.shape[0], dt, caller)
         sim = _similarity_matrix(kernel, P, C.shape[0], dt)
         return _fl_from_matrix(sim, P, C, kernel, smax)
 
@@ -209,8 +238,11 @@ class FacilityLocation(SetFunction):
         changed, one pass over the chunks. Similarities are float32 and rounded down to
         multiples of ``s_max / 2**24``; gains are exact sums of these per-record terms, so the
         selection does not depend on the chunking, the order of the chunks or the machine
-        (see :mod:`dpsubmod.functions.records`). Values agree with :meth:`from_records` to
-        about ``1e-7`` relative.
+        (see :mod:`dpsubmod.functions.records`). Coordinates are rounded to float32 as
+        given: values agree with the float64 similarities to about ``1e-7`` relative when the
+        coordinates lie within a few bandwidths (or radii) of 0, less far from it (longitudes,
+        say). :meth:`from_records` builds this objective over points in memory, from
+        coordinates taken relative to the candidates' centre.
 
         Parameters
         ----------

@@ -133,7 +133,8 @@ def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float
     ``plan.allowance()``.
     """
     return PrivacyPlan(label=label, events=tuple(events), delta=delta, composition=composition,
-                       neighbouring=f"{type(f).__name__}: {f.neighbouring}",
+                       neighbouring=f"{getattr(f, 'statement_name', None) or type(f).__name__}"
+                                    f": {f.neighbouring}",
                        backend=backend_name(backend), simulation=is_simulation(backend, rng),
                        guarantee=guarantee)
 

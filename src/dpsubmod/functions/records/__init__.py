@@ -9,15 +9,18 @@ runs give the same selection at the same seed. Contribution bounding (``user_id=
 ``max_rows_per_user=``) and the add/remove relation are in :mod:`.build`.
 
 Build them with ``FacilityLocation.from_chunks``, ``Coverage.from_chunks`` and
-``FeatureBased.from_chunks``.
+``FeatureBased.from_chunks``; ``FacilityLocation.from_records`` builds a
+:class:`RecordFacilityLocation` over points in memory.
 """
 
 from .build import RELATIONS, FirstRows, build_record_objective
 from .kernels import UNIT_BITS, ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel
 from .objective import RecordObjective
+from .points import RecordFacilityLocation
 
-__all__ = ["RecordObjective", "build_record_objective", "RELATIONS", "FirstRows", "UNIT_BITS",
-           "GaussianKernel", "DistanceKernel", "CoverageKernel", "ConcaveKernel", "from_dask"]
+__all__ = ["RecordObjective", "RecordFacilityLocation", "build_record_objective", "RELATIONS",
+           "FirstRows", "UNIT_BITS", "GaussianKernel", "DistanceKernel", "CoverageKernel",
+           "ConcaveKernel", "from_dask"]
 
 
 def from_dask(*args, **kwargs):  # noqa: ANN002, ANN003 - re-exported lazily (needs dask)

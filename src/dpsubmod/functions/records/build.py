@@ -295,8 +295,8 @@ def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_
     return _objective(kernel, DaskBlocks(client, parts, kernel, retries), counted, m, relation)
 
 
-def _objective(kernel: Any, blocks: Any, n_rows: int, m: int | None,
-               relation: str) -> RecordObjective:
+def _objective(kernel: Any, blocks: Any, n_rows: int, m: int | None, relation: str,
+               cls: type[RecordObjective] = RecordObjective) -> RecordObjective:
     by_user = m is not None
     s_max = kernel.s_max
     if by_user:
@@ -314,8 +314,8 @@ def _objective(kernel: Any, blocks: Any, n_rows: int, m: int | None,
     else:
         sens, weight = s_max / n_rows, s_max / (UNITS * n_rows)
         rel = f"replace one row by any other row (one row = one person; N = {n_rows} public)"
-    return RecordObjective(kernel, blocks, n_rows=n_rows, weight=weight, sensitivity=sens,
-                           neighbouring=rel)
+    return cls(kernel, blocks, n_rows=n_rows, weight=weight, sensitivity=sens,
+               neighbouring=rel)
 
 
 def neighbour_of(f: RecordObjective, gen: np.random.Generator, index: int | None,
