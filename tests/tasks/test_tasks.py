@@ -231,3 +231,24 @@ def test_the_release_keeps_non_private_values_apart():
     assert "NOT differentially private" in d["warning"] and d["objective_value"] == rel.value
     with pytest.raises(ValidationError, match="not private"):
         private_select(t, build_constraint(t, k=2), epsilon=1.0, method="greedy")
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_default_bandwidth_distances_match_the_kd_tree(dim, monkeypatch):
+    # the pairwise path (small candidate sets, no scipy import) and the k-d tree give the
+    # same floats, repeats and grids included, so the default bandwidth is the same either way
+    import importlib
+
+    from scipy.spatial import cKDTree
+
+    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+
+    rng = np.random.default_rng(dim)
+    grid = np.stack(np.meshgrid(*[np.linspace(40.6, 40.9, 7)] * dim), -1).reshape(-1, dim)
+    for C in (rng.uniform(-74.1, -73.8, size=(500, dim)), rng.normal(size=(300, dim)) * 1e-7,
+              np.round(rng.uniform(0, 3, size=(200, dim)), 1), grid):
+        kd = cKDTree(C).query(C, k=2)[0][:, 1]
+        assert np.array_equal(fl._nearest_distances(C), kd)
+        monkeypatch.setattr(fl, "_PAIRWISE_MAX", 1)  # the k-d tree path
+        assert np.array_equal(fl._nearest_distances(C), kd)
+        monkeypatch.undo()
