@@ -7,8 +7,8 @@ the one module that defines it. ``dir()`` and ``__all__`` still list every name.
 A module that calls scipy only on some paths binds scipy's subpackage with
 :func:`lazy_module` at its top (where its imports are read), so that a run that never takes
 those paths does not import scipy: ``dpsubmod select`` with pure differential privacy calls
-none of scipy's optimisers, special functions or sparse matrices, which would triple the cost
-of its imports.
+none of scipy's optimisers, special functions or sparse matrices, whose imports nearly
+doubled the CPU time of its own.
 """
 
 from __future__ import annotations
