@@ -4,9 +4,9 @@ A package ``__init__`` lists where each public name is defined (PEP 562); ``impo
 then loads no submodule, and ``dpsubmod.x.Name`` (or ``from dpsubmod.x import Name``) imports
 the one module that defines it. ``dir()`` and ``__all__`` still list every name.
 
-A module that calls scipy only on some paths binds scipy's subpackage with
+A module that calls scipy (or another costly module) only on some paths binds it with
 :func:`lazy_module` at its top (where its imports are read), so that a run that never takes
-those paths does not import scipy: ``dpsubmod select`` with pure differential privacy calls
+those paths does not import it: ``dpsubmod select`` with pure differential privacy calls
 none of scipy's optimisers, special functions or sparse matrices, whose imports nearly
 doubled the CPU time of its own.
 """

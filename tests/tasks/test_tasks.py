@@ -252,3 +252,19 @@ def test_default_bandwidth_distances_match_the_kd_tree(dim, monkeypatch):
         monkeypatch.setattr(fl, "_PAIRWISE_MAX", 1)  # the k-d tree path
         assert np.array_equal(fl._nearest_distances(C), kd)
         monkeypatch.undo()
+
+
+def test_default_bandwidth_median_is_numpys_float():
+    # the median of the spacings skips np.median (whose NaN check imports numpy.ma) and must
+    # give its very float: odd and even sizes, ties, extreme magnitudes, a NaN
+    import importlib
+
+    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+
+    rng = np.random.default_rng(11)
+    for n in (*range(1, 12), 399, 400, 1001):
+        for x in (rng.uniform(0, 1, n), rng.exponential(size=n) * 10.0 ** rng.integers(-300, 300),
+                  np.round(rng.uniform(0, 3, n), 1), np.full(n, 0.1)):
+            assert np.float64(fl._median(x)).tobytes() == np.float64(np.median(x)).tobytes()
+            x[n // 2] = np.nan
+            assert np.isnan(fl._median(x)) and np.isnan(np.median(x))
