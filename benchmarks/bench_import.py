@@ -44,7 +44,9 @@ before = set(sys.modules)
 from dpsubmod.cli import main
 status = main(sys.argv[2:])
 assert status == 0, status
-print(json.dumps([m for m in sys.modules if m not in before and m != "__main__"]))
+# modules an extension registers by itself (Cython's cython_runtime) have no spec to import
+print(json.dumps([m for m in sys.modules if m not in before and m != "__main__"
+                  and getattr(sys.modules[m], "__spec__", None) is not None]))
 """
 
 _TIME = r"""

@@ -98,6 +98,51 @@ def test_select_path_leaves_out_what_it_does_not_use(tiny_csv, tmp_path):
         assert heavy not in mods, heavy
 
 
+def test_select_run_does_not_import_scipy(tiny_csv, tmp_path):
+    # pure DP on a public grid calls none of scipy's optimisers, special functions, sparse
+    # matrices or k-d trees; their imports alone would cost several times numpy's
+    code = ("import sys\nfrom dpsubmod.cli import main\n"
+            f"assert main({_select_args(tiny_csv, tmp_path / 'r.json')!r}) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    assert _run(code).strip().splitlines()[-1] == "[]"
+
+
+#: Imported by a select run before, and not used by it: file locks (budget and results files
+#: only), the package metadata reader (the OpenDP engine's version), numpy.ma (np.median's NaN
+#: check), multiprocessing (worker processes), tqdm (a bar on a terminal only) and the reader
+#: of experiment files (dpsubmod run).
+NOT_ON_THE_SELECT_PATH = ("filelock", "dpsubmod._filelock", "importlib.metadata", "numpy.ma",
+                          "multiprocessing", "tqdm", "dpsubmod.experiments.config", "tomllib")
+
+
+def test_select_run_does_not_import_what_it_does_not_use(tiny_csv, tmp_path):
+    # the run's stderr is a pipe here, so no progress bar is drawn
+    code = ("import sys, json\nfrom dpsubmod.cli import main\n"
+            f"assert main({_select_args(tiny_csv, tmp_path / 'r.json')!r}) == 0\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    mods = json.loads(_run(code).strip().splitlines()[-1])
+    assert "dpsubmod.tasks.facility_location" in mods  # the run did load the select path
+    loaded = [m for m in mods
+              if any(m == n or m.startswith(n + ".") for n in NOT_ON_THE_SELECT_PATH)]
+    assert loaded == []
+
+
+def test_lazy_module_imports_on_first_use():
+    out = _run("import sys\nfrom dpsubmod._lazy import lazy_module\n"
+               "m = lazy_module('fractions')\nprint('fractions' in sys.modules)\n"
+               "print(m.Fraction is sys.modules['fractions'].Fraction)")
+    assert out.split() == ["False", "True"]
+
+
+def test_is_sparse_without_and_with_scipy():
+    out = _run("import sys, numpy as np\nfrom dpsubmod._validation import is_sparse\n"
+               "print(is_sparse(np.eye(2)), 'scipy.sparse' in sys.modules)\n"
+               "import scipy.sparse as sp\n"
+               "print(is_sparse(sp.csr_array(np.eye(2))), is_sparse(sp.coo_matrix(np.eye(2))), "
+               "is_sparse(np.eye(2)))")
+    assert out.split() == ["False", "False", "True", "True", "False"]
+
+
 def test_select_and_from_records_draws_are_unchanged(tiny_csv, tmp_path):
     from dpsubmod import maximize
     from dpsubmod.cli import main

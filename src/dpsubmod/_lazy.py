@@ -1,8 +1,14 @@
-"""Names of a package that load from their submodules on first use (PEP 562).
+"""Names and modules that load on first use.
 
-A package ``__init__`` lists where each public name is defined; ``import dpsubmod.x`` then
-loads no submodule, and ``dpsubmod.x.Name`` (or ``from dpsubmod.x import Name``) imports the
-one module that defines it. ``dir()`` and ``__all__`` still list every name.
+A package ``__init__`` lists where each public name is defined (PEP 562); ``import dpsubmod.x``
+then loads no submodule, and ``dpsubmod.x.Name`` (or ``from dpsubmod.x import Name``) imports
+the one module that defines it. ``dir()`` and ``__all__`` still list every name.
+
+A module that calls scipy (or another costly module) only on some paths binds it with
+:func:`lazy_module` at its top (where its imports are read), so that a run that never takes
+those paths does not import it: ``dpsubmod select`` with pure differential privacy calls
+none of scipy's optimisers, special functions or sparse matrices, whose imports nearly
+doubled the CPU time of its own.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "lazy_module"]
 
 
 def lazy_exports(package: str, where: Mapping[str, Iterable[str]], *,
@@ -72,3 +78,36 @@ def _shadowing_module(shadowed: frozenset[str]) -> type[types.ModuleType]:
             super().__setattr__(name, value)
 
     return _Package
+
+
+def lazy_module(name: str) -> types.ModuleType:
+    """A stand-in for the module ``name`` that imports it on the first use of an attribute.
+
+    Parameters
+    ----------
+    name : str
+        The module's full name (``"scipy.optimize"``).
+
+    Returns
+    -------
+    module
+        ``stand_in.attr`` is ``importlib.import_module(name).attr``; nothing is imported, and
+        ``sys.modules`` is untouched, until then.
+
+    Notes
+    -----
+    Every attribute is looked up in the real module each time (nothing is cached), so the
+    stand-in always agrees with it. The import machinery returns an imported module from
+    ``sys.modules`` in about a microsecond.
+    """
+    return _LazyModule(name)
+
+
+class _LazyModule(types.ModuleType):
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # copy, pickle and doctest probe dunders: not the module's
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self.__name__), attr)
+
+    def __repr__(self) -> str:
+        return f"<module {self.__name__!r}, imported on first use>"

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from ._lazy import lazy_module
 from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
 __all__ = [
@@ -26,9 +28,24 @@ __all__ = [
     "check_delta",
     "check_indices",
     "check_finite",
+    "is_sparse",
+    "check_sparse_finite",
     "as_mask",
     "check_same_ground_set",
 ]
+
+
+sp = lazy_module("scipy.sparse")
+
+
+def is_sparse(x: Any) -> bool:
+    """Whether ``x`` is a scipy.sparse matrix or array, without importing scipy.
+
+    A sparse object can only have been made after ``scipy.sparse`` was imported, so while it is
+    not in ``sys.modules`` nothing is sparse; a dense run then never pays scipy's import.
+    """
+    module = sys.modules.get("scipy.sparse")
+    return module is not None and module.issparse(x)
 
 
 def _where(caller: str | None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dpsubmod import _filelock
-from dpsubmod.cli._paths import ResultsLock, lock_results
+from dpsubmod.cli._results_lock import lock_results
 from dpsubmod.errors import ValidationError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock protocol (POSIX)")
@@ -55,7 +55,7 @@ def test_a_run_that_opened_the_file_just_before_it_was_removed_locks_the_new_fil
     # finishes (removes the file, releases), then B's flock succeeds, on the deleted inode. B
     # must notice and lock the file at the path, so that a third run C is refused.
     lock_path = str(tmp_path / "exp.csv.lock")
-    a = ResultsLock(lock_path)
+    a = _filelock.LockFile(lock_path)
     assert a.try_acquire()
     real = _filelock._try_flock
     calls = []
@@ -67,13 +67,13 @@ def test_a_run_that_opened_the_file_just_before_it_was_removed_locks_the_new_fil
         return real(fd)
 
     monkeypatch.setattr(_filelock, "_try_flock", a_finishes_first)
-    b = ResultsLock(lock_path)
+    b = _filelock.LockFile(lock_path)
     assert b.try_acquire()
     assert len(calls) == 2  # the deleted file, then the new one
     monkeypatch.setattr(_filelock, "_try_flock", real)
     st, held = os.stat(lock_path), os.fstat(b._fd)
     assert (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
-    assert not ResultsLock(lock_path).try_acquire()  # C is refused while B runs
+    assert not _filelock.LockFile(lock_path).try_acquire()  # C is refused while B runs
     b.release()
     assert not Path(lock_path).exists()
 
@@ -102,11 +102,11 @@ def test_without_flock_the_filelock_fallback_is_used(tmp_path, monkeypatch):
 
 HOLDER = """
 import os, sys, time
-from dpsubmod.cli._paths import ResultsLock
+from dpsubmod._filelock import LockFile
 lock_path, marker, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 held = 0
 while held < rounds:
-    lock = ResultsLock(lock_path)
+    lock = LockFile(lock_path)
     if not lock.try_acquire():
         time.sleep(0.0001)
         continue

@@ -204,7 +204,7 @@ def test_shipped_examples_load_by_name(tmp_path, monkeypatch):
     from dataclasses import replace
     from pathlib import Path
 
-    from dpsubmod.experiments.config import example_names
+    from dpsubmod.experiments.examples import example_names
 
     folder = Path(__file__).resolve().parents[2] / "examples"
     assert example_names() == sorted(p.stem for p in folder.glob("*.toml"))

@@ -231,3 +231,40 @@ def test_the_release_keeps_non_private_values_apart():
     assert "NOT differentially private" in d["warning"] and d["objective_value"] == rel.value
     with pytest.raises(ValidationError, match="not private"):
         private_select(t, build_constraint(t, k=2), epsilon=1.0, method="greedy")
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_default_bandwidth_distances_match_the_kd_tree(dim, monkeypatch):
+    # the pairwise path (small candidate sets, no scipy import) and the k-d tree give the
+    # same floats, repeats and grids included, so the default bandwidth is the same either way
+    import importlib
+
+    from scipy.spatial import cKDTree
+
+    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+
+    rng = np.random.default_rng(dim)
+    grid = np.stack(np.meshgrid(*[np.linspace(40.6, 40.9, 7)] * dim), -1).reshape(-1, dim)
+    for C in (rng.uniform(-74.1, -73.8, size=(500, dim)), rng.normal(size=(300, dim)) * 1e-7,
+              np.round(rng.uniform(0, 3, size=(200, dim)), 1), grid):
+        kd = cKDTree(C).query(C, k=2)[0][:, 1]
+        assert np.array_equal(fl._nearest_distances(C), kd)
+        monkeypatch.setattr(fl, "_PAIRWISE_MAX", 1)  # the k-d tree path
+        assert np.array_equal(fl._nearest_distances(C), kd)
+        monkeypatch.undo()
+
+
+def test_default_bandwidth_median_is_numpys_float():
+    # the median of the spacings skips np.median (whose NaN check imports numpy.ma) and must
+    # give its very float: odd and even sizes, ties, extreme magnitudes, a NaN
+    import importlib
+
+    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+
+    rng = np.random.default_rng(11)
+    for n in (*range(1, 12), 399, 400, 1001):
+        for x in (rng.uniform(0, 1, n), rng.exponential(size=n) * 10.0 ** rng.integers(-300, 300),
+                  np.round(rng.uniform(0, 3, n), 1), np.full(n, 0.1)):
+            assert np.float64(fl._median(x)).tobytes() == np.float64(np.median(x)).tobytes()
+            x[n // 2] = np.nan
+            assert np.isnan(fl._median(x)) and np.isnan(np.median(x))

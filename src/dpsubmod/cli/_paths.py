@@ -1,4 +1,4 @@
-"""Output paths of the commands, checked before any work, and the lock of a results file.
+"""Output paths of the commands, checked before any work.
 
 Every command that writes checks where it will write before it reads a record, draws noise or
 charges a budget, so that an unwritable path is a one-line error (exit status 2) and not a
@@ -13,10 +13,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from .._filelock import LockFile
 from ..errors import ValidationError
 
-__all__ = ["check_output_file", "check_output_folder", "lock_results", "ResultsLock"]
+__all__ = ["check_output_file", "check_output_folder"]
 
 
 def _probe(option: str, shown: str, folder: Path) -> None:
@@ -77,28 +76,3 @@ def check_output_file(option: str, value: str | os.PathLike[str], *,
     _folder(option, str(value), path.parent, create_folder, of_file=True)
     return path
 
-
-#: The lock of a results file (kept under this name for the command line's callers).
-ResultsLock = LockFile
-
-
-def lock_results(path: Path, option: str) -> ResultsLock:
-    """Acquire, without waiting, the lock beside a results file (``NAME.csv.lock``).
-
-    Two runs appending to one results table would interleave their rows and rewrite the
-    table under each other; the second is refused at once, naming the file and the fix. The
-    lock file is removed when the holder releases the lock (see
-    :class:`~dpsubmod._filelock.LockFile`).
-    """
-    lock = ResultsLock(str(path) + ".lock")
-    try:
-        acquired = lock.try_acquire()
-    except OSError as exc:
-        raise ValidationError(
-            f"{option}: cannot create the lock file {path.name}.lock beside the results "
-            f"({exc.strerror}); pass another {option}.") from None
-    if not acquired:
-        raise ValidationError(
-            f"{option}: another 'dpsubmod run' is writing {path} now (it holds {path.name}.lock)"
-            f"; wait for it to finish, or pass another {option}.")
-    return lock

@@ -11,9 +11,9 @@ signal number: 130 for SIGINT, 143 for SIGTERM.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import signal
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -61,7 +61,13 @@ def _quiet() -> None:
 def stop_children(timeout: float = 5.0) -> None:
     """Terminate this process's worker processes (joblib's loky pool, multiprocessing pools)
     and wait for them, killing any that ignore SIGTERM within ``timeout`` seconds."""
-    children = multiprocessing.active_children()
+    # Worker processes are started through multiprocessing (joblib's loky included), so a
+    # process that never imported it has none, and a command that runs in-process does not
+    # pay for importing it at start-up.
+    mp = sys.modules.get("multiprocessing")
+    if mp is None:
+        return
+    children = mp.active_children()
     for p in children:
         p.terminate()
     for p in children:

@@ -17,11 +17,15 @@ import argparse
 import math
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ValidationError
-from ..experiments.config import SweepConfig, example_names
-from ._paths import check_output_file, lock_results
+from ..experiments.examples import example_names
+from ._paths import check_output_file
 from ._signals import Interrupted
+
+if TYPE_CHECKING:
+    from ..experiments.config import SweepConfig
 
 __all__ = ["register", "resolve_output"]
 
@@ -57,6 +61,7 @@ def _fmt(v: object) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from ..experiments.config import load_config
+    from ._results_lock import lock_results
 
     if args.workers is not None and args.workers < 1:
         raise ValidationError(f"--workers must be at least 1; got {args.workers}.")

@@ -142,8 +142,11 @@ class _NoBar:
 
 
 def _progress(task: Any, spec: Any) -> Any:
-    """A progress bar over the passes of the records (silent when stderr is not a terminal)."""
-    if not hasattr(task.f, "progress"):
+    """A progress bar over the passes of the records (none when stderr is not a terminal)."""
+    # tqdm's own rule (disable=None), applied before tqdm is imported: where no bar would be
+    # drawn, its import (and that of multiprocessing's locks) is not paid for either
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not hasattr(task.f, "progress") or (isatty is not None and not isatty()):
         return _NoBar()
     try:
         from tqdm import tqdm

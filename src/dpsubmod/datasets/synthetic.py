@@ -8,8 +8,8 @@ study ("replace one record") is clear.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
+from .._lazy import lazy_module
 from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int, check_real
 from ..errors import ValidationError
@@ -21,6 +21,8 @@ __all__ = [
     "categorical_table",
     "grid_candidates",
 ]
+
+sp = lazy_module("scipy.sparse")
 
 
 def clustered_points(n_points: int, dim: int = 2, *, n_clusters: int = 8, spread: float = 0.05,

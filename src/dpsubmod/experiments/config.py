@@ -45,15 +45,15 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import DPSubmodError, ValidationError
+from .examples import example_files
 from .problems import LEARNERS, OBJECTIVES, STREAMS, Param
 
-__all__ = ["ConfigError", "SweepConfig", "load_config", "parse_config", "example_names"]
+__all__ = ["ConfigError", "SweepConfig", "load_config", "parse_config"]
 
 _PROBLEMS = ("offline", "online")
 _EXPERIMENT_KEYS = {
@@ -324,27 +324,15 @@ def _online(source: str, data: Mapping[str, Any], exp: Mapping[str, Any], k: int
     return learners, spec, Ts
 
 
-def _examples() -> dict[str, Any]:
-    folder = resources.files("dpsubmod.experiments") / "examples"
-    if not folder.is_dir():
-        return {}
-    return {f.name.removesuffix(".toml"): f for f in folder.iterdir() if f.name.endswith(".toml")}
-
-
-def example_names() -> list[str]:
-    """Names of the example experiments shipped with dpsubmod, which :func:`load_config` (and
-    ``dpsubmod run NAME``) accepts in place of a path."""
-    return sorted(_examples())
-
-
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:
     """Read and validate an experiment file (TOML, see the module docstring).
 
     Parameters
     ----------
     path : str or path-like
-        An experiment file, or the name of a shipped example (:func:`example_names`, e.g.
-        ``"online_minimization"``) when no file of that name exists.
+        An experiment file, or the name of a shipped example
+        (:func:`~dpsubmod.experiments.examples.example_names`, e.g. ``"online_minimization"``)
+        when no file of that name exists.
 
     Raises
     ------
@@ -353,7 +341,7 @@ def load_config(path: str | os.PathLike[str]) -> SweepConfig:
     """
     p: Any = Path(path)
     source = str(p)
-    examples = _examples()
+    examples = example_files()
     name = p.name.removesuffix(".toml")
     if not p.exists() and p.name == str(path) and name in examples:
         p, source = examples[name], f"{name} (shipped example)"

@@ -7,12 +7,15 @@ the matrix-shaped inputs the families take (dense numpy or scipy.sparse, float32
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._validation import check_finite, check_sparse_finite
+from .._validation import check_finite, check_sparse_finite, is_sparse
 from ..errors import ValidationError
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 __all__ = ["as_matrix", "as_weights", "row_chunks", "concat_ranges"]
 
@@ -24,12 +27,12 @@ BLOCK_ENTRIES = 1 << 16
 
 
 def as_matrix(a: object, name: str, caller: str, *, nonnegative: bool = True,
-              allow_sparse: bool = True) -> np.ndarray | sp.csr_array:
+              allow_sparse: bool = True) -> np.ndarray | scipy.sparse.csr_array:
     """Validate a 2-d numeric matrix; dense float32/float64 are kept, other dtypes go to float64.
 
     Sparse input becomes a canonical ``csr_array`` (duplicates summed, explicit zeros dropped).
     """
-    if sp.issparse(a):
+    if is_sparse(a):
         if not allow_sparse:
             raise ValidationError(
                 f"The '{name}' argument of {caller} must be a dense array; got a scipy.sparse "
@@ -44,7 +47,7 @@ def as_matrix(a: object, name: str, caller: str, *, nonnegative: bool = True,
             m = m.copy()
             m.sum_duplicates()
             m.eliminate_zeros()
-        arr: np.ndarray | sp.csr_array = m
+        arr: np.ndarray | scipy.sparse.csr_array = m
     else:
         arr = check_finite(a, name, caller=caller, ndim=2, nonnegative=nonnegative)
         if arr.dtype not in (np.float32, np.float64):

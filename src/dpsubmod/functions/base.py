@@ -56,14 +56,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import _progress
+from .._lazy import lazy_module
 from .._validation import as_mask, check_indices
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ._objective import DataModel, Objective
 
 __all__ = ["SetFunction", "FunctionState", "DataModel", "CutForm"]
+
+sp = lazy_module("scipy.sparse")
 
 
 class FunctionState:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int
+from .._validation import check_finite, check_int, is_sparse
 from ..errors import ValidationError
 from ._inputs import as_matrix, as_weights, check_value_bound, concat_ranges, row_chunks
 from ._similarity import _check_fits, _make_kernel, _similarity_matrix
@@ -85,7 +84,7 @@ class FacilityLocation(SetFunction):
         w = as_weights(weights, n_clients, "weights", "FacilityLocation")
         # f(V) = weights @ (largest similarity of each row) bounds every value and gain
         row_max = sim.max(axis=1)
-        row_max = row_max.toarray() if sp.issparse(row_max) else np.asarray(row_max)
+        row_max = row_max.toarray() if is_sparse(row_max) else np.asarray(row_max)
         with np.errstate(over="ignore"):
             top = float(w @ row_max.astype(np.float64).ravel())
         check_value_bound(top, "'weights' and 'similarity' arguments", "FacilityLocation",
@@ -94,7 +93,7 @@ class FacilityLocation(SetFunction):
         self.similarity = sim
         self.weights = w
         self.n_clients = n_clients
-        self._sparse = sp.issparse(sim)
+        self._sparse = is_sparse(sim)
         self._csc = sim.tocsc() if self._sparse else None
         self._gains0: np.ndarray | None = None
         # Set only by from_records, for neighbour().

@@ -89,14 +89,16 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import lambertw
 
 from .._guarantee import UtilityGuarantee, utility_guarantee
+from .._lazy import lazy_module
 from ..constraints import Constraint, Knapsack, UniformMatroid
 
 __all__ = ["greedy_guarantee", "em_greedy_guarantee", "no_guarantee", "continuous_guarantee",
            "stepwise_ratio", "best_steps", "singletons_feasible", "max_feasible_size", "E1",
            "em_shortfall", "MAX_DEFAULT_STEPS"]
+
+special = lazy_module("scipy.special")
 
 E1 = 1.0 - 1.0 / math.e
 UNITS = "objective units"
@@ -203,7 +205,7 @@ def em_shortfall(m: int) -> float:
     """``W((m - 1) / e)``: the largest expected shortfall, in units of ``1 / w``, of an
     exponential mechanism of weight ``w`` drawing among ``m`` candidates (module docstring,
     knapsack step 4); ``W(1/e) = 0.2785`` for two."""
-    return float(lambertw((m - 1) / math.e).real) if m > 1 else 0.0
+    return float(special.lambertw((m - 1) / math.e).real) if m > 1 else 0.0
 
 
 def _knapsack_em_guarantee(constraint: Knapsack, ratio_weight: float, weight: float,

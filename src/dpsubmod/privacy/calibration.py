@@ -12,8 +12,8 @@ import sys
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
+from .._lazy import lazy_module
 from .._validation import check_delta, check_real
 from ..errors import ValidationError
 from ._inputs import (
@@ -44,6 +44,9 @@ __all__ = [
     "report_noisy_max_scale",
     "report_noisy_max_epsilon",
 ]
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
 
 
 def laplace_scale(epsilon: float, sensitivity: float) -> float:

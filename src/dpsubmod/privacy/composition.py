@@ -47,8 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from scipy import optimize
-
+from .._lazy import lazy_module
 from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
@@ -60,6 +59,8 @@ from .zcdp import zcdp_to_dp
 
 __all__ = ["COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",
            "even_share", "proportional_shares", "check_composition"]
+
+optimize = lazy_module("scipy.optimize")
 
 #: Composition rules inside one call (``composition=``), with the reference printed in privacy
 #: statements.

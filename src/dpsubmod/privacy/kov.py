@@ -12,14 +12,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from .._validation import check_delta, check_int, check_real
 from ..errors import ValidationError
 from .events import check_epsilon_finite
 
 __all__ = ["kov_composition", "kov_delta", "advanced_composition", "basic_composition",
            "KOV_MAX_USES"]
+
+special = lazy_module("scipy.special")
 
 #: Most uses the exact profile is evaluated over: it sums about k/2 terms per evaluation (a
 #: second per inversion at 10**5 uses, over a minute at 10**7). Beyond it zCDP and advanced

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.metadata
 import math
 import threading
 from collections import OrderedDict
@@ -64,7 +63,12 @@ from typing import Any
 
 import numpy as np
 
+from .._lazy import lazy_module
 from ..errors import MissingDependencyError, PrivacyMapError
+
+# OpenDP's version is read once, when the engine is loaded: a process that never builds it
+# (the numpy backend, dpsubmod's own samplers) does not import the metadata reader.
+metadata = lazy_module("importlib.metadata")
 
 __all__ = ["OpenDPEngine", "load", "clear_cache", "check_map", "features", "FEATURES",
            "MIN_VERSION", "INSTALL", "SCALE_MARGIN"]
@@ -108,8 +112,8 @@ def _import_opendp() -> Any:
 
 def _version(opendp: Any) -> str:
     try:
-        return importlib.metadata.version("opendp")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("opendp")
+    except metadata.PackageNotFoundError:
         return str(getattr(opendp, "__version__", "unknown"))
 
 

@@ -29,8 +29,6 @@ References
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
 import math
 import secrets
 from fractions import Fraction
@@ -38,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._version import __version__
 from ..errors import ParameterTypeError, ValidationError
 from . import opendp_engine
 from ._noise_backend import NoiseBackend, Release, check_kind
@@ -65,14 +64,9 @@ DEFAULT_GRID_BITS = 20
 ENGINES = ("auto", "opendp", "python")
 
 
-@functools.cache
 def python_engine_name() -> str:
     """Label of dpsubmod's own exact samplers, with dpsubmod's version."""
-    try:
-        version = importlib.metadata.version("dpsubmod")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return f"python-dpsubmod-{version}"
+    return f"python-dpsubmod-{__version__}"
 
 
 class SecureBackend(NoiseBackend):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from .._rng import RNGLike
 from ._inputs import (
     _charge,
@@ -33,6 +33,8 @@ __all__ = [
     "permute_and_flip",
     "permute_and_flip_probabilities",
 ]
+
+special = lazy_module("scipy.special")
 
 Backend = str | NoiseBackend | None
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from .._lazy import lazy_module
 from .._validation import check_delta, check_real
 from ..errors import ValidationError
 from .events import check_epsilon_finite
 
 __all__ = ["zcdp_to_dp", "rho_for_target"]
+
+optimize = lazy_module("scipy.optimize")
 
 
 def _cks_epsilon(rho: float, delta: float, alpha: float) -> float:

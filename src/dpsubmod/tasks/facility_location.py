@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._lazy import lazy_module
 from ..datasets.records import RecordTable, as_table, public_column, read_public_csv
 from ..errors import ParameterTypeError, ValidationError
 from ._common import (
@@ -26,6 +27,16 @@ from ._common import (
 )
 
 __all__ = ["facility_location"]
+
+spatial = lazy_module("scipy.spatial")
+
+#: Up to this many candidates, in at most 3 dimensions, the default bandwidth's
+#: nearest-neighbour distances are found pair by pair in numpy (about a millisecond for a
+#: 20 x 20 grid) instead of by a k-d tree, whose import alone (scipy.spatial) costs twice as
+#: much CPU as importing numpy and pyarrow. Both add the squared coordinate differences in
+#: order and take the root, so they give the same floats (tests/tasks check it); in 4 or more
+#: dimensions the k-d tree adds them in another order.
+_PAIRWISE_MAX = 4096
 
 _ALLOWED = ("drop", "impute")
 _WHY = ("a coordinate has no nearest valid value to clip to; 'drop' keeps the row counted and "
@@ -116,14 +127,44 @@ def _grid(grid: object, cols: tuple[str, ...], bounds: dict[str, tuple[float, fl
     return C, desc
 
 
-def _spacing(C: np.ndarray) -> float:
-    from scipy.spatial import cKDTree
+def _nearest_distances(C: np.ndarray) -> np.ndarray:
+    """The distance from each candidate to its nearest other candidate (0 for a repeat)."""
+    C = np.asarray(C, dtype=np.float64)  # as the k-d tree takes it
+    n, dim = C.shape
+    if n > _PAIRWISE_MAX or dim > 3:
+        return spatial.cKDTree(C).query(C, k=2)[0][:, 1]
+    out = np.empty(n)
+    step = max(1, (1 << 16) // n)
+    for s in range(0, n, step):
+        block = C[s:s + step]
+        d2 = np.zeros((block.shape[0], n))
+        for j in range(dim):
+            diff = block[:, j, None] - C[None, :, j]
+            d2 += diff * diff
+        rows = np.arange(block.shape[0])
+        d2[rows, s + rows] = np.inf  # a candidate is not its own neighbour
+        out[s:s + step] = d2.min(axis=1)
+    return np.sqrt(out)
 
+
+def _median(x: np.ndarray) -> float:
+    """``np.median`` of a non-empty 1-d float array, the same float.
+
+    The middle one or two order statistics, averaged by ``np.mean`` as ``np.median`` does; NaN
+    when ``x`` holds one. ``np.median`` itself imports ``numpy.ma`` for its NaN check, an
+    import that costs far more CPU than this median of the candidates' spacings.
+    """
+    if np.isnan(x).any():
+        return float("nan")
+    lo, hi = (x.size - 1) // 2, x.size // 2
+    return float(np.mean(np.partition(x, (lo, hi))[lo:hi + 1]))
+
+
+def _spacing(C: np.ndarray) -> float:
     if C.shape[0] < 2:
         raise ValidationError("Pass bandwidth=: the default (the median distance between "
                               "neighbouring candidates) needs at least two candidates.")
-    dist, _ = cKDTree(C).query(C, k=2)
-    h = float(np.median(dist[:, 1]))
+    h = _median(_nearest_distances(C))
     if not h > 0:
         raise ValidationError("Pass bandwidth=: the candidates coincide, so the default "
                               "(median distance between neighbouring candidates) is 0.")
