@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_finite, check_sparse_finite, is_sparse
+from .._rng import RNGLike, as_generator
+from .._validation import check_finite, check_int, check_sparse_finite, is_sparse
 from ..errors import ValidationError
 
 if TYPE_CHECKING:
     import scipy.sparse
 
-__all__ = ["as_matrix", "as_weights", "row_chunks", "concat_ranges"]
+__all__ = ["as_matrix", "as_weights", "row_chunks", "concat_ranges", "replaced_points"]
 
 #: Number of matrix entries a chunked dense computation handles at once (512 KB of float64).
 #: Blocks this small stay in cache through gather, convert, clip and mat-vec, and reuse freed
@@ -110,3 +111,29 @@ def concat_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     ends = np.cumsum(lengths)
     offsets = np.repeat(np.asarray(starts, dtype=np.int64) - (ends - lengths), lengths)
     return offsets + np.arange(total, dtype=np.int64)
+
+
+def replaced_points(points: np.ndarray, candidates: np.ndarray, rng: RNGLike, index: object,
+                    point: object, caller: str) -> tuple[np.ndarray, int]:
+    """A copy of ``points`` with one row replaced, and that row's index: the replace-one
+    neighbour of the facility location objectives. What is not given is drawn from ``rng``: the
+    index uniformly over the rows, then the point uniformly in the bounding box of the public
+    ``candidates``."""
+    N, d = points.shape
+    if index is not None:
+        index = check_int(index, "index", low=0, high=N - 1, caller=caller)
+    if point is not None:
+        point = check_finite(point, "point", caller=caller, ndim=1, dtype=np.float64)
+        if point.shape != (d,):
+            raise ValidationError(
+                f"The 'point' argument of {caller} must have shape ({d},); got {point.shape}."
+            )
+    gen = as_generator(rng)
+    if index is None:
+        index = int(gen.integers(N))
+    if point is None:
+        lo, hi = candidates.min(axis=0), candidates.max(axis=0)
+        point = lo + (hi - lo) * gen.random(d)
+    P = points.copy()
+    P[index] = point
+    return P, int(index)

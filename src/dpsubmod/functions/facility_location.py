@@ -6,10 +6,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, is_sparse
+from .._rng import RNGLike
+from .._validation import check_finite, is_sparse
 from ..errors import ValidationError
-from ._inputs import as_matrix, as_weights, check_value_bound, concat_ranges, row_chunks
+from ._inputs import (
+    as_matrix,
+    as_weights,
+    check_value_bound,
+    concat_ranges,
+    replaced_points,
+    row_chunks,
+)
 from ._similarity import _check_fits, _make_kernel, _similarity_matrix
 from .base import DataModel, FunctionState, SetFunction
 from .records.points import RecordFacilityLocation, float32_scales
@@ -298,24 +305,8 @@ class FacilityLocation(SetFunction):
         """
         if self._points is None:
             return super().neighbour(rng)
-        caller = "FacilityLocation.neighbour"
-        N, d = self._points.shape
-        if index is not None:
-            index = check_int(index, "index", low=0, high=N - 1, caller=caller)
-        if point is not None:
-            point = check_finite(point, "point", caller=caller, ndim=1, dtype=np.float64)
-            if point.shape != (d,):
-                raise ValidationError(
-                    f"The 'point' argument of {caller} must have shape ({d},); got {point.shape}."
-                )
-        gen = as_generator(rng)
-        if index is None:
-            index = int(gen.integers(N))
-        if point is None:
-            lo, hi = self._candidates.min(axis=0), self._candidates.max(axis=0)
-            point = lo + (hi - lo) * gen.random(d)
-        P = self._points.copy()
-        P[index] = point
+        P, index = replaced_points(self._points, self._candidates, rng, index, point,
+                                   "FacilityLocation.neighbour")
         sim = self.similarity.copy()
         sim[index] = self._kernel(P[index:index + 1])[0]
         return _fl_from_matrix(sim, P, self._candidates, self._kernel, self._s_max)

@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._rng import as_generator
-from ..._validation import check_finite, check_int
 from ...errors import ValidationError
+from .._inputs import replaced_points
 from .build import _objective
 from .kernels import UNITS, DistanceKernel, GaussianKernel
 from .objective import LocalBlocks, RecordObjective, prepare
@@ -131,21 +130,5 @@ class RecordFacilityLocation(RecordObjective):
             raise ValidationError(f"{caller} takes the replacement as 'point' or 'record', not "
                                   "both; pass one.")
         point = record if point is None else point
-        N, d = self._points.shape
-        if index is not None:
-            index = check_int(index, "index", low=0, high=N - 1, caller=caller)
-        if point is not None:
-            point = check_finite(point, "point", caller=caller, ndim=1, dtype=np.float64)
-            if point.shape != (d,):
-                raise ValidationError(
-                    f"The 'point' argument of {caller} must have shape ({d},); got {point.shape}."
-                )
-        gen = as_generator(rng)
-        if index is None:
-            index = int(gen.integers(N))
-        if point is None:
-            lo, hi = self._candidates.min(axis=0), self._candidates.max(axis=0)
-            point = lo + (hi - lo) * gen.random(d)
-        P = self._points.copy()
-        P[index] = point
+        P, _ = replaced_points(self._points, self._candidates, rng, index, point, caller)
         return type(self).build(P, self._candidates, self._similarity_kind, self._scale)
