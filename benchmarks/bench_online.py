@@ -13,11 +13,13 @@ Time is the process's CPU time (``time.process_time``), not wall time: on a shar
 other processes stretch wall time by their load, which is not the learner's cost (the learners
 are single-threaded at these sizes). ``--clock wall`` measures wall time instead.
 
-Floors (``FLOORS``): at the largest n, SubmodPFTAL, HazanKale, FIDP, MetaFrankWolfe and
-PFTALMetaFrankWolfe also run against a plain-numpy round of the same algorithm (same draws per
-round, same function family, no validation, ledger or protocol bookkeeping), alternating blocks
-of rounds of each in CPU time; the ratio is the learner's time per round over the floor's,
-median and spread over ``--floor-repeats`` repeats. Targets at n = 1000: at most 2, and 1.5 for
+Floors (``FLOORS``, written in ``_online_floors.py`` and ``_online_floors_max.py``): at the
+largest n, every learner also runs against a plain-numpy round of the same algorithm (same
+draws per round, same function family, the same evaluation of the played set by the
+environment, no validation, ledger or protocol bookkeeping), alternating blocks of rounds of
+each in CPU time; the ratio is the learner's time per round over the floor's, median and spread
+over ``--floor-repeats`` repeats. The bandit convex learners' blocks hold at least one of their
+own blocks of rounds (``FLOOR_MIN_ROUNDS``). Targets at n = 1000: at most 2, and 1.5 for
 MetaFrankWolfe, whose slope in n must be at most 1.0.
 
 Environments (a pool of 8 functions per n, cycled, built once outside the timing):
@@ -48,10 +50,13 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
+import _online_floors as F
+import _online_floors_max as FM
 from _harness import Report, Target, loglog_slope
 from dpsubmod import online as O
 from dpsubmod.constraints import UniformMatroid
@@ -187,290 +192,36 @@ TARGETS = {name: 3000.0 for name in LEARNERS
 SLOPE_TARGETS = {"MetaFrankWolfe (K=10)": 1.0}
 
 
-# -- floors: a plain-numpy round of the same algorithm, beside the learner it bounds -----------
-# Each floor plays the same round as its learner (same draws per round, same arithmetic, same
-# function family), with no validation, no ledger, no protocol bookkeeping and with state kept
-# in bare arrays. ``floor(n, env, learner)`` returns ``round(t)``; the learner (built, not
-# played) supplies only its resolved public parameters (rates, H, K).
-
-def _coverage_parts(f: Coverage) -> tuple:
-    A = f.incidence
-    csc = A.tocsc()
-    return (A.indptr, A.indices, csc.indptr, csc.indices, f.element_weights,
-            A @ f.element_weights, A)
-
-
-def _cover_add(parts: tuple, cache: np.ndarray, covered: np.ndarray, e: int) -> None:
-    """Add set ``e``: subtract the newly covered elements' weights from the sets holding them."""
-    ip, ix, cp, cx, w = parts[:5]
-    elems = ix[ip[e]:ip[e + 1]]
-    new = elems[~covered[elems]]
-    if new.size:
-        lens = cp[new + 1] - cp[new]
-        rows = np.concatenate([cx[cp[u]:cp[u + 1]] for u in new.tolist()])
-        cache -= np.bincount(rows, weights=np.repeat(w[new], lens), minlength=cache.size)
-        np.maximum(cache, 0.0, out=cache)
-        covered[new] = True
-    cache[e] = 0.0
-
-
-def _pipage(x: np.ndarray, cap: float, gen: np.random.Generator) -> np.ndarray:
-    """Randomized pipage rounding of ``x`` (unit costs, sum ``cap``): the sequential walk on
-    Python floats, one uniform per step."""
-    eps = 1e-12
-    y = np.clip(x, 0.0, 1.0)
-    y[y < eps] = 0.0
-    y[y > 1 - eps] = 1.0
-    frac = np.flatnonzero((y > 0) & (y < 1)).tolist()
-    y = y.tolist()
-    u = gen.random(len(frac)).tolist()
-    used = 0
-    carry = None
-    for j in frac:
-        if carry is None:
-            carry = j
-            continue
-        i = carry
-        yi, yj = y[i], y[j]
-        up = 1 - yi if 1 - yi <= yj else yj
-        down = yi if yi <= 1 - yj else 1 - yj
-        t = up if u[used] < down / (up + down) else -down
-        used += 1
-        yi += t
-        yj -= t
-        yi = 0.0 if yi < eps else (1.0 if yi > 1 - eps else yi)
-        yj = 0.0 if yj < eps else (1.0 if yj > 1 - eps else yj)
-        y[i], y[j] = yi, yj
-        carry = i if 0.0 < yi < 1.0 else (j if 0.0 < yj < 1.0 else None)
-    chosen = [j for j, v in enumerate(y) if v == 1.0]
-    if carry is not None and len(chosen) + 1 <= cap and u[used] < y[carry]:
-        chosen.append(carry)
-    return np.asarray(chosen)
-
-
-def _coverage_gradients(A, w: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Multilinear gradients of coverage at the rows of ``X`` (points in [0, 1), as the
-    Frank-Wolfe paths are after their clip, plus the x = 1 case)."""
-    one = X >= 1.0
-    log1m = np.zeros_like(X)
-    log1m[~one] = np.log1p(-X[~one])
-    AT = A.T
-    P = np.exp(AT @ log1m.T) * w[:, None]
-    if not one.any():
-        return (A @ P).T * np.exp(-log1m)
-    z = AT @ one.T.astype(np.float64)
-    g = (A @ np.where(z < 0.5, P, 0.0)).T * np.exp(-log1m)
-    return np.where(one, (A @ np.where((z > 0.5) & (z < 1.5), P, 0.0)).T, g)
-
-
-def _project_capped(Y: np.ndarray, k: float) -> np.ndarray:
-    """Rows onto {0 <= x <= 1, sum x <= k}: vectorised bisection, then the exact multiplier of
-    the piece at the upper end, accepted once it lies on that piece."""
-    out = np.clip(Y, 0.0, 1.0)
-    need = np.flatnonzero(out.sum(axis=1) > k)
-    if not need.size:
-        return out
-    Yt = Y[need]
-    lo, hi = np.zeros(need.size), Yt.max(axis=1)
-    lam = hi.copy()
-    left = np.ones(need.size, dtype=bool)
-    for step in range(100):
-        mid = 0.5 * (lo + hi)
-        over = np.clip(Yt - mid[:, None], 0.0, 1.0).sum(axis=1) > k
-        lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
-        if step % 4 == 3:
-            Z = Yt - hi[:, None]
-            free, sat = (Z > 0) & (Z < 1), Z >= 1
-            with np.errstate(divide="ignore", invalid="ignore"):
-                c = ((Yt * free).sum(axis=1) + sat.sum(axis=1) - k) / free.sum(axis=1)
-            Zc = Yt - c[:, None]
-            ok = left & np.isfinite(c) & (((Zc > 0) & (Zc < 1)) == free).all(axis=1) \
-                & ((Zc >= 1) == sat).all(axis=1)
-            lam[ok] = c[ok]
-            left &= ~ok
-            if not left.any():
-                break
-    lam[left] = hi[left]
-    out[need] = np.clip(Yt - lam[:, None], 0.0, 1.0)
-    return out
-
-
-def floor_fidp(n: int, env: Env, learner) -> Callable[[int], None]:
-    """FIDP: k Hedge experts; k distinct Gumbel-max draws, then the k gain vectors of the
-    coverage greedy path (incremental state), clipped, added to the experts' sums."""
-    eta, k = learner.resolved_params["eta"], K
-    gen = np.random.default_rng(1)
-    S = np.zeros((k, n))
-    parts = [_coverage_parts(f) for f in env.max_fs]
-    m = env.max_fs[0].n_elements
-
-    def round_(t: int) -> None:
-        p = parts[t % POOL]
-        g = gen.gumbel(size=(k, n))
-        taken = np.zeros(n, dtype=bool)
-        a = []
-        for i in range(k):
-            z = eta * S[i] + g[i]
-            z[taken] = -np.inf
-            e = int(np.argmax(z))
-            taken[e] = True
-            a.append(e)
-        cache, covered = p[5].copy(), np.zeros(m, dtype=bool)
-        G = np.empty((k, n))
-        for i, e in enumerate(a):
-            G[i] = cache
-            _cover_add(p, cache, covered, e)
-        S[:] += np.clip(G, 0.0, 1.0)
-
-    return round_
-
-
-def _fw_path(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    Kc = V.shape[0]
-    path = np.zeros_like(V)
-    path[1:] = np.cumsum(V[:-1], axis=0) / Kc
-    return np.clip(path, 0.0, 1.0), V.sum(axis=0) / Kc
-
-
-def floor_meta_frank_wolfe(n: int, env: Env, learner) -> Callable[[int], None]:
-    """MetaFrankWolfe (online gradient ascent oracles): the Frank-Wolfe path, pipage rounding
-    of the played point, the K coverage gradients, one batched projection."""
-    p = learner.resolved_params
-    step, Kc = p["step"], p["K"]
-    gen = np.random.default_rng(1)
-    V = np.zeros((Kc, n))
-    fs = [(f.incidence, f.element_weights) for f in env.max_fs]
-
-    def round_(t: int) -> None:
-        nonlocal V
-        path, x = _fw_path(V)
-        _pipage(x, K, gen)
-        A, w = fs[t % POOL]
-        G = np.clip(_coverage_gradients(A, w, path), 0.0, 1.0)
-        V = _project_capped(V + step * G, K)
-
-    return round_
-
-
-class _Tree:
-    """Binary-mechanism prefix sums of ``copies`` streams of vectors, l2-Laplace node noise."""
-
-    def __init__(self, copies: int, n: int, T: int, scale: float, gen: np.random.Generator):
-        self.L = max(1, int(T).bit_length())
-        self.open = np.zeros((copies, self.L, n))
-        self.done = np.zeros((copies, self.L, n))
-        self.t, self.n, self.scale, self.gen = 0, n, scale, gen
-
-    def update(self, Z: np.ndarray) -> np.ndarray:
-        self.t += 1
-        t = self.t
-        self.open += Z[:, None, :]
-        top = (t & -t).bit_length() - 1
-        u = self.gen.standard_normal(Z.shape)
-        r = self.gen.gamma(self.n, self.scale, size=Z.shape[0])
-        self.done[:, top] = self.open[:, top] + (r / np.linalg.norm(u, axis=1))[:, None] * u
-        self.open[:, :top + 1] = 0.0
-        bits = [h for h in range(self.L) if (t >> h) & 1]
-        return self.done[:, bits].sum(axis=1)
-
-
-def floor_pftal_meta_frank_wolfe(n: int, env: Env, learner) -> Callable[[int], None]:
-    """PFTALMetaFrankWolfe: K PFTAL copies (tree-aggregated l2-Laplace prefix sums of the
-    regularised gradients, FTAL step), projected in one batched call; path, pipage, K coverage
-    gradients as in MetaFrankWolfe."""
-    p = learner.resolved_params
-    H, Kc, T = p["H"], p["K"], learner.T
-    learner.reset()
-    scale = float(learner._copies[0]._tree.scale)
-    gen = np.random.default_rng(1)
-    tree = _Tree(Kc, n, T, scale, gen)
-    V = np.zeros((Kc, n))
-    Xsum = np.zeros((Kc, n))
-    fs = [(f.incidence, f.element_weights) for f in env.max_fs]
-
-    def round_(t: int) -> None:
-        nonlocal V
-        path, x = _fw_path(V)
-        _pipage(x, K, gen)
-        A, w = fs[t % POOL]
-        G = np.clip(_coverage_gradients(A, w, path), 0.0, 1.0)
-        Xsum[:] += V
-        prefix = tree.update(-G + H * V)
-        V = _project_capped(Xsum / tree.t - prefix / (tree.t * H), K)
-
-    return round_
-
-
-def _chain_gradient_min(parts: tuple, x: np.ndarray) -> np.ndarray:
-    """Chain subgradient at ``x`` of the benchmark stream's ``c(S) + lam * sqrt(F(S)) . v``:
-    its values along the chain (running sums of the modular and feature terms), differenced."""
-    c, F, v, lam = parts
-    order = np.argsort(-x, kind="stable")
-    vals = np.zeros(x.size + 1)
-    np.cumsum(c[order], out=vals[1:])
-    vals[1:] += lam * (np.sqrt(np.cumsum(F[order], axis=0)) @ v)
-    g = np.empty(x.size)
-    g[order] = np.diff(vals)
-    return g
-
-
-def _min_parts(env: Env) -> list[tuple]:
-    return [(f.functions[0].weights, f.functions[1].f.features, f.functions[1].f.weights,
-             float(f.functions[1].c)) for f in env.min_fs]
-
-
-def floor_submod_pftal(n: int, env: Env, learner) -> Callable[[int], None]:
-    """SubmodPFTAL: threshold rounding; chain subgradient, clipped; regularised towards the
-    centre; tree-aggregated l2-Laplace prefix sum; FTAL step onto the cube."""
-    p = learner.resolved_params
-    H, centre, clip, T = p["H"], p["centre"], p["gradient_clip"], learner.T
-    learner.reset()
-    scale = float(learner._oco._tree.scale)
-    gen = np.random.default_rng(1)
-    tree = _Tree(1, n, T, scale, gen)
-    parts = _min_parts(env)
-    x = centre.copy()
-    xsum = np.zeros(n)
-
-    def round_(t: int) -> None:
-        nonlocal x
-        _ = x >= 1.0 - gen.random()
-        g = _chain_gradient_min(parts[t % POOL], x)
-        nrm = float(np.linalg.norm(g))
-        if nrm > clip:
-            g *= clip / nrm
-        xsum[:] += x
-        v = tree.update((g + H * (x - centre))[None, :])[0]
-        x = np.clip(xsum / tree.t - v / (tree.t * H), 0.0, 1.0)
-
-    return round_
-
-
-def floor_hazan_kale(n: int, env: Env, learner) -> Callable[[int], None]:
-    """Hazan-Kale: threshold rounding; chain subgradient; projected step onto the cube."""
-    eta = learner.resolved_params["eta"]
-    gen = np.random.default_rng(1)
-    parts = _min_parts(env)
-    x = np.full(n, 0.5)
-
-    def round_(t: int) -> None:
-        nonlocal x
-        _ = x >= 1.0 - gen.random()
-        x = np.clip(x - eta * _chain_gradient_min(parts[t % POOL], x), 0.0, 1.0)
-
-    return round_
-
-
 #: The plain-numpy floor of each case (on the case's own stream).
 FLOORS: dict[str, Callable[[int, Env, object], Callable[[int], None]]] = {
-    "SubmodPFTAL (eps=1)": floor_submod_pftal,
-    "HazanKale": floor_hazan_kale,
-    "FIDP (eps=1)": floor_fidp,
-    "MetaFrankWolfe (K=10)": floor_meta_frank_wolfe,
-    "PFTALMetaFrankWolfe (K=10, eps=1)": floor_pftal_meta_frank_wolfe,
+    "SubmodPFTAL (eps=1)": F.floor_submod_pftal,
+    "BanditSubmodPFTAL (eps=1)": F.floor_bandit_submod_pftal,
+    "HazanKale": F.floor_hazan_kale,
+    "SubmodPFTAL (eps=1) [cut stream]": partial(F.floor_submod_pftal, stream="cut"),
+    "HazanKale [cut stream]": partial(F.floor_hazan_kale, stream="cut"),
+    "SubmodPFTAL (eps=1) [FL stream]": partial(F.floor_submod_pftal, stream="fl"),
+    "HazanKale [FL stream]": partial(F.floor_hazan_kale, stream="fl"),
+    "BanditHazanKale": F.floor_bandit_hazan_kale,
+    "FIDP (eps=1)": FM.floor_fidp,
+    "BanditDP (eps=1)": FM.floor_bandit_experts,
+    "OnlineGreedy (Streeter-Golovin)": FM.floor_fidp,
+    "BanditOnlineGreedy": FM.floor_bandit_experts,
+    "MetaFrankWolfe (K=10)": FM.floor_meta_frank_wolfe,
+    "DPMetaFrankWolfe (K=10, eps=1)": FM.floor_dp_meta_frank_wolfe,
+    "PFTALMetaFrankWolfe (K=10, eps=1)": FM.floor_pftal_meta_frank_wolfe,
+    "Hedge (n experts)": F.floor_hedge,
+    "PrivateFTRL (uniform polytope, eps=1)": F.floor_private_ftrl,
+    "PrivateBandit (eps=1)": F.floor_private_bandit,
+    "GarberKretzu": F.floor_garber_kretzu,
+    "FlaxmanKalaiMcMahan (box)": F.floor_flaxman_kalai_mcmahan,
 }
 #: Largest ratio of a learner's round to its floor's at n = 1000.
 FLOOR_TARGETS = {name: 2.0 for name in FLOORS} | {"MetaFrankWolfe (K=10)": 1.5}
+#: Fewest rounds per interleaved block: the bandit convex learners do their heavy work once per
+#: block of rounds (a Frank-Wolfe response and a tree update every 317 rounds at T = 100,000,
+#: sphere directions 317 or 1024 at a time), so every timed block holds one such block end.
+FLOOR_MIN_ROUNDS = {"PrivateBandit (eps=1)": 317, "GarberKretzu": 317,
+                    "FlaxmanKalaiMcMahan (box)": 1024}
 
 
 def _round(kind: str, learner, env: Env, t: int) -> None:
@@ -550,7 +301,8 @@ def floor_section(rep: Report, n: int, env: Env, names: list[str], rounds: int, 
     for name in names:
         if name not in FLOORS:
             continue
-        runs = [floor_ratio(name, n, env, rounds, blocks, clock) for _ in range(repeats)]
+        rr = max(rounds, FLOOR_MIN_ROUNDS.get(name, 0))
+        runs = [floor_ratio(name, n, env, rr, blocks, clock) for _ in range(repeats)]
         ratios = sorted(r[2] for r in runs)
         med = float(np.median(ratios))
         lines.append(f"{name:<40}{np.median([r[0] for r in runs]):10.1f}"
@@ -560,7 +312,8 @@ def floor_section(rep: Report, n: int, env: Env, names: list[str], rounds: int, 
         if n == 1000:  # the targets are stated at n = 1000 (fixed costs weigh at --quick sizes)
             rep.targets.append(Target(f"online {name}: round / plain-numpy floor at n={n}",
                                       med, FLOOR_TARGETS[name]))
-    lines.append(f"({repeats} repeats of {blocks} interleaved blocks of {rounds} rounds, "
+    lines.append(f"({repeats} repeats of {blocks} interleaved blocks of {rounds} rounds (at least "
+                 "FLOOR_MIN_ROUNDS), "
                  f"{clock_name} time; the floors are FLOORS in this file)")
     rep.print_section(f"\nOnline learners against a plain-numpy floor of their round, n = {n}\n"
                       + "\n".join(lines))

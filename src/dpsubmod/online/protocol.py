@@ -126,7 +126,8 @@ class OnlineBase(ABC):
             )
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._refuse_parameter_change(name)
+        if name[:1] != "_":  # state (a private name) is set every round: no call for it
+            self._refuse_parameter_change(name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:

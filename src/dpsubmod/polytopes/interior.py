@@ -213,6 +213,12 @@ class SphereSampler:
     basis : array-like, shape (n, d)
         Orthonormal columns (checked to 1e-8), ``d >= 1``; e.g. :func:`direction_basis`.
 
+    Attributes
+    ----------
+    identity : bool
+        ``basis`` is the identity (a full-dimensional polytope): samples skip the product with
+        it, which would return the same vectors.
+
     Examples
     --------
     >>> import numpy as np
@@ -234,6 +240,9 @@ class SphereSampler:
                 "(numpy.linalg.qr) first."
             )
         self.basis = B
+        # A full-dimensional polytope's hull basis is the identity: the product with it is
+        # exact, so skipping it gives the same vectors without an (m, n) x (n, n) product.
+        self.identity = B.shape[0] == B.shape[1] and np.array_equal(B, np.eye(B.shape[0]))
 
     @property
     def dim(self) -> int:
@@ -255,7 +264,9 @@ class SphereSampler:
             bad = norms == 0
             z[bad] = gen.standard_normal((int(bad.sum()), self.dim))
             norms = np.linalg.norm(z, axis=1)
-        u = (z / norms[:, None]) @ self.basis.T
+        u = z / norms[:, None]
+        if not self.identity:
+            u = u @ self.basis.T
         return u[0] if size is None else u
 
 

@@ -148,7 +148,7 @@ class GarberKretzu(BanditConvexLearner):
         self._in_block += 1
         if self._in_block == self._block_length():
             p = self._resolved
-            y = self._centre - p["eta"] * (self._geo.basis @ self._g)
+            y = self._centre - p["eta"] * self._geo.ambient(self._g)
             x = self._centre.copy()
             steps = 0
             while steps < p["fw_max_steps"]:

@@ -219,6 +219,12 @@ class Geometry:
     radius: float          # r
     diameter: float        # D
     dim: int               # d
+    identity: bool = False  # basis is the identity (a full-dimensional polytope)
+
+    def ambient(self, z: np.ndarray) -> np.ndarray:
+        """``basis @ z``: hull coordinates to the ambient space (``z`` itself, the same
+        numbers, when the basis is the identity)."""
+        return z if self.identity else self.basis @ z
 
 
 def make_geometry(polytope: object, diameter: object, caller: str) -> Geometry:
@@ -242,7 +248,9 @@ def make_geometry(polytope: object, diameter: object, caller: str) -> Geometry:
             ) from None
     else:
         D = check_real(diameter, "diameter", low=0.0, low_open=True, caller=caller)
-    return Geometry(ball.basis, ball.center, float(ball.radius), D, ball.dim)
+    B = ball.basis
+    identity = B.shape[0] == B.shape[1] and np.array_equal(B, np.eye(B.shape[0]))
+    return Geometry(B, ball.center, float(ball.radius), D, ball.dim, identity)
 
 
 def check_mode(mode: object, radius: float, caller: str) -> str:
@@ -286,7 +294,8 @@ class SphereStream:
     def next(self, block: int) -> tuple[np.ndarray, np.ndarray]:
         if self._i >= self._u.shape[0]:
             self._u = self._sampler.sample(max(1, block), rng=self._gen)
-            self._z = self._u @ self._basis
+            # hull coordinates; the same vectors when the hull basis is the identity
+            self._z = self._u if self._sampler.identity else self._u @ self._basis
             self._i = 0
         i = self._i
         self._i += 1

@@ -386,7 +386,7 @@ class PrivateBandit(BanditConvexLearner):
         if self._R < p["T_round"]:
             # x~_R from s~_{R-1}: one batch stale, as in Algorithm 1 (note N1). Only released
             # sums enter here (note N4), so the centre is post-processing.
-            w = (self._line14_sign * p["eta"]) * (self._geo.basis @ self._s_prev)
+            w = (self._line14_sign * p["eta"]) * self._geo.ambient(self._s_prev)
             x, gap, calls = regularized_response(self.polytope, w, self._geo.center,
                                                  self._centre, p["fw_steps"], p["fw_step"])
             self._fw_gaps.append(gap)
