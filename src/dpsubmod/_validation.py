@@ -251,7 +251,9 @@ def check_indices(idx: object, n: int, name: str, *, caller: str | None = None,
         return np.flatnonzero(idx)
     if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):
         idx = [idx]
-    if not isinstance(idx, np.ndarray):
+    if not isinstance(idx, (np.ndarray, list, tuple)):
+        # sets, ranges and generators become a list first; numpy reads lists and tuples as
+        # they are (a copy of a learner's played tuple every round is measurable)
         idx = list(idx) if isinstance(idx, Iterable) else idx
     try:
         a = np.asarray(idx)
