@@ -94,7 +94,17 @@ def figure(rows: list[dict], epsilon: float, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     datas = sorted({r["data"] for r in rows})
-    fig, axes = plt.subplots(1, len(datas), figsize=(6.5 * len(datas), 5), squeeze=False)
+    names = sorted({r["learner"] for r in rows})
+    # One style per learner on every panel: 20 colours, markers and line styles cycling, so
+    # that no two of up to 15 learners look alike; the non-private ones dashed.
+    colours = plt.get_cmap("tab20").colors
+    markers = "osD^v<>phX*"
+    public = {r["learner"] for r in rows if math.isinf(r["eps"])}
+    style = {name: dict(color=colours[(2 * i) % 20 + (i // 10) % 2], marker=markers[i % 11],
+                        ls="--" if name in public else "-")
+             for i, name in enumerate(names)}
+    fig, axes = plt.subplots(1, len(datas), figsize=(5.5 * len(datas) + 2.6, 5), squeeze=False)
+    handles: dict = {}
     for ax, data in zip(axes[0], datas):
         rs = [r for r in rows if r["data"] == data and (r["eps"] == epsilon
                                                         or math.isinf(r["eps"]))]
@@ -104,14 +114,16 @@ def figure(rows: list[dict], epsilon: float, path: Path) -> None:
                 continue
             ys = [np.mean([r["regret"] for r in rs if r["learner"] == name and r["T"] == T])
                   for T in Ts]
-            ax.plot(Ts, ys, marker="o", label=name)
+            label = name + (" (not private)" if name in public else "")
+            (handles[label],) = ax.plot(Ts, ys, ms=5, label=label, **style[name])
         ax.set_xscale("log")
         ax.axhline(0.0, color="grey", lw=0.5)
         ax.set_xlabel("T")
         ax.set_ylabel("(1 - 1/e)-regret per round vs offline greedy")
         ax.set_title(f"{data} stream, private learners at epsilon = {epsilon:g}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    labels = sorted(handles)
+    fig.legend([handles[k] for k in labels], labels, fontsize=7, loc="center right")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0 - 2.4 / fig.get_figwidth(), 1.0))
     fig.savefig(path, dpi=110)
 
 
