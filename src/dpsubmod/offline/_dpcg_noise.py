@@ -85,8 +85,8 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
 
     Examples
     --------
-    >>> dpcg_noise_scale(1.0, steps=5, n=10, gradient_sensitivity=0.02)
-    1.0
+    >>> dpcg_noise_scale(1.0, steps=5, n=10, gradient_sensitivity=0.02)  # K n s / epsilon, in floats
+    1.0000000000000002
     """
     caller = "dpcg_noise_scale"
     epsilon = check_epsilon(epsilon, caller=caller)

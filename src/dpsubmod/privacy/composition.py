@@ -377,8 +377,8 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
 
     Examples
     --------
-    >>> split_budget(1.0, 0.0, 10).epsilon_step
-    0.1
+    >>> split_budget(1.0, 0.0, 10).epsilon_step  # rounded down: ten steps compose to at most 1
+    0.09999999999999999
     >>> s = split_budget(1.0, 1e-6, 100, composition="advanced")
     >>> round(compose_epsilon(s.epsilon_step, 100, 1e-6, composition="advanced"), 9)
     1.0
