@@ -85,7 +85,7 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
 
     Examples
     --------
-    >>> dpcg_noise_scale(1.0, steps=5, n=10, gradient_sensitivity=0.02)  # K n s / epsilon, in floats
+    >>> dpcg_noise_scale(1.0, steps=5, n=10, gradient_sensitivity=0.02)  # K n s / epsilon
     1.0000000000000002
     """
     caller = "dpcg_noise_scale"
