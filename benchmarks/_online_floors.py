@@ -146,15 +146,20 @@ def _chain_gradient(chain: Callable, parts: tuple, x: np.ndarray) -> np.ndarray:
     return g
 
 
+def _pftal_tree(learner, n: int, T: int) -> tuple[np.random.Generator, Tree]:
+    """The floor's generator and its own l2-Laplace tree at the scale the (reset) PFTAL
+    learner calibrated, for the two PFTAL floors."""
+    learner.reset()
+    gen = np.random.default_rng(1)
+    return gen, Tree(1, n, T, float(learner._oco._tree.scale), gen)
+
+
 def floor_submod_pftal(n: int, env, learner, stream: str = "min") -> Callable[[int], None]:
     """SubmodPFTAL: threshold rounding; chain subgradient, clipped; regularised towards the
     centre; tree-aggregated l2-Laplace prefix sum; FTAL step onto the cube."""
     p = learner.resolved_params
     H, centre, clip, T = p["H"], p["centre"], p["gradient_clip"], learner.T
-    learner.reset()
-    scale = float(learner._oco._tree.scale)
-    gen = np.random.default_rng(1)
-    tree = Tree(1, n, T, scale, gen)
+    gen, tree = _pftal_tree(learner, n, T)
     chain, parts = _stream(env, stream)
     x = centre.copy()
     xsum = np.zeros(n)
@@ -237,10 +242,7 @@ def floor_bandit_submod_pftal(n: int, env, learner) -> Callable[[int], None]:
     into the tree-aggregated l2-Laplace prefix sum; FTAL step onto the cube."""
     p = learner.resolved_params
     H, gamma, M, T = p["H"], p["gamma"], p["M"], learner.T
-    learner.reset()
-    scale = float(learner._oco._tree.scale)
-    gen = np.random.default_rng(1)
-    tree = Tree(1, n, T, scale, gen)
+    gen, tree = _pftal_tree(learner, n, T)
     fs = [lambda S, f=f: min(max(float(f(S)), -M), M) for f in env.min_fs]
     x = np.zeros(n)
     xsum = np.zeros(n)

@@ -179,6 +179,17 @@ def floor_bandit_experts(n: int, env, learner) -> Callable[[int], None]:
     return round_
 
 
+def _played_gradients(V: np.ndarray, k: int, gen: np.random.Generator, fs: list, t: int,
+                      hi: float) -> np.ndarray:
+    """The Meta-Frank-Wolfe round shared by the three floors: the Frank-Wolfe path of the
+    copies' points, pipage rounding of the played point, and the K coverage gradients along the
+    path on round ``t``'s function, clipped to ``[0, hi]``."""
+    path, x = _fw_path(V)
+    _pipage(x, k, gen)
+    A, w = fs[t % len(fs)]
+    return np.clip(_coverage_gradients(A, w, path), 0.0, hi)
+
+
 def floor_meta_frank_wolfe(n: int, env, learner) -> Callable[[int], None]:
     """MetaFrankWolfe (online gradient ascent oracles): the Frank-Wolfe path, pipage rounding
     of the played point, the K coverage gradients, one batched projection."""
@@ -190,10 +201,7 @@ def floor_meta_frank_wolfe(n: int, env, learner) -> Callable[[int], None]:
 
     def round_(t: int) -> None:
         nonlocal V
-        path, x = _fw_path(V)
-        _pipage(x, k, gen)
-        A, w = fs[t % len(fs)]
-        G = np.clip(_coverage_gradients(A, w, path), 0.0, 1.0)
+        G = _played_gradients(V, k, gen, fs, t, 1.0)
         V = _project_capped(V + step * G, k)
 
     return round_
@@ -215,10 +223,7 @@ def floor_dp_meta_frank_wolfe(n: int, env, learner) -> Callable[[int], None]:
     def round_(t: int) -> None:
         nonlocal Lsum
         V = kl_capped(-1.0 - eta * Lsum, k)
-        path, x = _fw_path(V)
-        _pipage(x, k, gen)
-        A, w = fs[t % len(fs)]
-        G = np.clip(_coverage_gradients(A, w, path), 0.0, bound)
+        G = _played_gradients(V, k, gen, fs, t, bound)
         Lsum = tree.update(np.clip(-G, -bound, 0.0).reshape(1, -1))[0].reshape(Kc, n)
 
     return round_
@@ -240,10 +245,7 @@ def floor_pftal_meta_frank_wolfe(n: int, env, learner) -> Callable[[int], None]:
 
     def round_(t: int) -> None:
         nonlocal V
-        path, x = _fw_path(V)
-        _pipage(x, k, gen)
-        A, w = fs[t % len(fs)]
-        G = np.clip(_coverage_gradients(A, w, path), 0.0, 1.0)
+        G = _played_gradients(V, k, gen, fs, t, 1.0)
         Xsum[:] += V
         prefix = tree.update(-G + H * V)
         V = _project_capped(Xsum / tree.t - prefix / (tree.t * H), k)
