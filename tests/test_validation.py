@@ -3,21 +3,26 @@ float range and non-real arrays are refused by name, and no check leaks a numpy 
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dpsubmod._selection import Selection
 from dpsubmod._validation import (
+    as_mask,
     check_bool,
     check_epsilon,
     check_finite,
+    check_indices,
     check_real,
     check_sparse_finite,
 )
-from dpsubmod.errors import ParameterTypeError, ValidationError
+from dpsubmod.errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +91,37 @@ def test_check_finite_sums_huge_finite_values_without_a_warning():
 def test_check_sparse_finite_refuses_complex():
     with pytest.raises(ParameterTypeError, match="real numbers"):
         check_sparse_finite(sp.csr_array(np.array([[1j, 0]])), "m")
+
+
+def test_a_selection_is_its_tuple_and_is_evaluated_through_its_kept_mask():
+    mask = np.array([False, True, False, True, True, False])
+    S = Selection.from_mask(mask)
+    assert S == (1, 3, 4) and hash(S) == hash((1, 3, 4)) and repr(S) == "(1, 3, 4)"
+    assert all(type(e) is int for e in S)
+    mask[0] = True  # the learner's array may change afterwards: the selection keeps its copy
+    kept = as_mask(S, 6)
+    assert kept.tolist() == [False, True, False, True, True, False]
+    assert as_mask(S, 6) is kept and not kept.flags.writeable
+    with pytest.raises(ValueError):
+        kept[0] = True
+    assert check_indices(S, 6, "S", unique=True).tolist() == [1, 3, 4]
+    # another ground set: the indices are read as those of any tuple, and checked as such
+    assert as_mask(S, 8).tolist() == [False, True, False, True, True, False, False, False]
+    assert as_mask(S, 8).flags.writeable
+    with pytest.raises(ValidationError, match="index 4, outside the ground set range"):
+        as_mask(S, 4)
+    # a selection without a kept mask (built from indices) is a tuple like any other
+    assert as_mask(Selection([0, 2]), 3).tolist() == [True, False, True]
+    for back in (pickle.loads(pickle.dumps(S)), copy.deepcopy(S)):
+        assert type(back) is Selection and back == S
+        assert as_mask(back, 6).tolist() == kept.tolist()
+
+
+@pytest.mark.parametrize("n", [5, 10_000])  # a mask of the ground set, and np.unique
+def test_check_indices_unique_finds_a_repeat(n):
+    assert check_indices([4, 0, 2], n, "order", unique=True).tolist() == [4, 0, 2]
+    assert check_indices([3], n, "order", unique=True).tolist() == [3]
+    with pytest.raises(ValidationError, match="'order' argument of g holds repeated indices"):
+        check_indices([4, 0, 4], n, "order", caller="g", unique=True)
+    with pytest.raises(GroundSetMismatchError):
+        check_indices(np.zeros(n + 1, dtype=bool), n, "order", unique=True)

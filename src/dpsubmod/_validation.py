@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._lazy import lazy_module
+from ._selection import Selection
 from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
 __all__ = [
@@ -249,6 +250,10 @@ def check_indices(idx: object, n: int, name: str, *, caller: str | None = None,
                 f"got {idx.shape}."
             )
         return np.flatnonzero(idx)
+    if isinstance(idx, Selection):
+        kept = idx.mask_for(n)
+        if kept is not None:  # a learner's played set: its mask, not hundreds of ints
+            return np.flatnonzero(kept)
     if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):
         idx = [idx]
     if not isinstance(idx, (np.ndarray, list, tuple)):
@@ -273,19 +278,35 @@ def check_indices(idx: object, n: int, name: str, *, caller: str | None = None,
             f"range(0, {n}). Use indices 0..{n - 1}."
         )
     a = a.astype(np.int64, copy=False)
-    if unique and np.unique(a).size != a.size:
+    if unique and a.size > 1 and _has_repeats(a, n):
         raise ValidationError(f"The '{name}' argument{_where(caller)} holds repeated indices.")
     return a
 
 
+def _has_repeats(a: np.ndarray, n: int) -> bool:
+    """Whether the indices ``a`` (all in ``range(n)``) repeat one."""
+    if n <= 64 * a.size:  # a mask of the ground set is cheaper than np.unique's sort or hash
+        seen = np.zeros(n, dtype=bool)
+        seen[a] = True
+        return int(np.count_nonzero(seen)) != a.size
+    return np.unique(a).size != a.size
+
+
 def as_mask(S: object, n: int, name: str = "S", *, caller: str | None = None) -> np.ndarray:
-    """Return a boolean mask of length ``n`` for a set given as indices or a mask."""
+    """Return a boolean mask of length ``n`` for a set given as indices or a mask.
+
+    A mask comes back as the caller's own array and a learner's selection as the read-only mask
+    it keeps: never write into the result."""
     if isinstance(S, np.ndarray) and S.dtype == np.bool_:
         if S.shape != (n,):
             raise GroundSetMismatchError(
                 f"The boolean mask '{name}'{_where(caller)} must have shape ({n},); got {S.shape}."
             )
         return S
+    if isinstance(S, Selection):
+        kept = S.mask_for(n)
+        if kept is not None:  # read-only: the same set every time it is evaluated
+            return kept
     mask = np.zeros(n, dtype=bool)
     mask[check_indices(S, n, name, caller=caller)] = True
     return mask

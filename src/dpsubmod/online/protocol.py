@@ -9,7 +9,7 @@ feedback:
 * ``feedback = "bandit"``: the float ``f_t(S_t)``, the value of the played set and nothing else.
 
 Selections are returned as **sorted tuples of Python ints** (hashable, printed in a fixed order,
-and accepted as they are by ``f(S)``).
+and accepted as they are by ``f(S)``, which reads the boolean mask the tuple keeps).
 
 Learners follow river's habits (``river/base/base.py``): the constructor stores every parameter
 untouched in a public attribute of the same name; all state (iterates, counters, the random
@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from .._rng import check_rng
+from .._selection import Selection
 from .._validation import check_int, check_real
 from ..errors import (
     FrozenParameterError,
@@ -63,8 +64,11 @@ Assumption = Literal["iid", "oblivious", "adaptive"]
 
 
 def as_selection(mask: np.ndarray) -> tuple[int, ...]:
-    """The sorted tuple of Python ints of a boolean mask (the protocol's selection type)."""
-    return tuple(np.flatnonzero(mask).tolist())
+    """The sorted tuple of Python ints of a boolean mask (the protocol's selection type).
+
+    The tuple keeps a read-only copy of the mask, which evaluating the set (``f(S)``) reads
+    instead of converting the indices back (:class:`~dpsubmod._selection.Selection`)."""
+    return Selection.from_mask(mask)
 
 
 class OnlineBase(ABC):
