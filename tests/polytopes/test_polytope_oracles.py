@@ -19,6 +19,7 @@ from dpsubmod.polytopes import (
     SubmodularBasePolytope,
     as_polytope,
 )
+from dpsubmod.polytopes.base import order_desc
 from oracles import (
     MATROID_FAMILIES,
     ConcaveOfModular,
@@ -107,6 +108,31 @@ def test_matroid_polytopes_against_rank_inequality_lp(family):
             assert w @ vb == pytest.approx(expected, abs=TOL)
             assert np.array_equal(np.flatnonzero(vb), B.linear_max_set(w))
         assert P.oracle_calls == 6 and B.oracle_calls == 12
+
+
+def test_uniform_matroid_oracle_is_the_greedy_on_ties():
+    # The uniform matroid's oracle partitions the weights instead of sorting them; it must keep
+    # the greedy's vertex exactly (ties to the lower index), on weights made of a few values.
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 25))
+        k = int(rng.integers(1, n + 1))
+        w = rng.integers(-2, 3, n).astype(float) if rng.random() < 0.7 else _weights(n, rng)
+        w[rng.random(n) < 0.1] = -0.0
+        m = UniformMatroid(n, k)
+        order = order_desc(w)
+        for P, keep in ((MatroidPolytope(m), order[w[order] > 0]), (MatroidBasePolytope(m), order)):
+            greedy = m.greedy_independent(keep)
+            assert P._greedy_set(w).tolist() == greedy.tolist()  # same indices, same order
+            assert P.linear_max_set(w).tolist() == sorted(greedy.tolist())
+            v = np.zeros(n)
+            v[greedy] = 1.0
+            assert P.linear_max(w).tolist() == v.tolist()
+    P = MatroidPolytope(UniformMatroid(5, 2))
+    assert P.linear_max([1.0, 3.0, 1.0, 3.0, 3.0]).tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
+    assert P.linear_max([0.0, 2.0, 0.0, 0.0, 0.0]).tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
+    assert MatroidBasePolytope(UniformMatroid(5, 2)).linear_min([1.0, 0.0, 1.0, 0.0, 0.0]
+                                                                ).tolist() == [0, 1, 0, 1, 0]
 
 
 def _random_submodular(n, rng):

@@ -28,6 +28,27 @@ def order_desc(w: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(w.size), -w))
 
 
+def top_desc(w: np.ndarray, k: int, *, positive: bool = False) -> np.ndarray:
+    """The first ``k`` indices of :func:`order_desc` (of the positive weights only when
+    ``positive``), in that order, without sorting all of ``w``.
+
+    A partition finds the ``k``-th largest weight; every index above it is kept and, of the
+    indices tied with it, the lowest ones, which is where :func:`order_desc` puts them (ties to
+    the lower index): the same indices in the same order as ``order_desc(w)[:k]``.
+    """
+    m = w.size
+    if k >= m:
+        top = np.flatnonzero(w > 0) if positive else np.arange(m)
+    else:
+        kth = np.partition(w, m - k)[m - k]
+        if positive and kth <= 0:  # fewer than k positive weights: all of them
+            top = np.flatnonzero(w > 0)
+        else:
+            above = np.flatnonzero(w > kth)
+            top = np.concatenate([above, np.flatnonzero(w == kth)[: k - above.size]])
+    return top[np.lexsort((top, -w[top]))]
+
+
 class InnerBall:
     """A certified ball inside a polytope, relative to its affine hull.
 

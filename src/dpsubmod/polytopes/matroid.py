@@ -14,7 +14,14 @@ from ..constraints.partition import PartitionMatroid
 from ..constraints.uniform import UniformMatroid
 from ..errors import ParameterTypeError
 from ._hull import AffineHull, coordinate_hull, hull_from_parts, sum_zero_basis
-from .base import MAX_ENUMERATION_N, InnerBall, Polytope, cardinality_radius, order_desc
+from .base import (
+    MAX_ENUMERATION_N,
+    InnerBall,
+    Polytope,
+    cardinality_radius,
+    order_desc,
+    top_desc,
+)
 
 __all__ = ["MatroidPolytope", "MatroidBasePolytope"]
 
@@ -101,6 +108,8 @@ class MatroidPolytope(_MatroidPolytopeBase):
     """
 
     def _greedy_set(self, w: np.ndarray) -> np.ndarray:
+        if isinstance(self.matroid, UniformMatroid):  # the greedy keeps the k heaviest
+            return top_desc(w, self.matroid.k, positive=True)
         order = order_desc(w)
         order = order[w[order] > 0]
         return self.matroid.greedy_independent(order)
@@ -161,6 +170,8 @@ class MatroidBasePolytope(_MatroidPolytopeBase):
     _is_base = True
 
     def _greedy_set(self, w: np.ndarray) -> np.ndarray:
+        if isinstance(self.matroid, UniformMatroid):  # the greedy keeps the k heaviest
+            return top_desc(w, self.matroid.k)
         return self.matroid.greedy_independent(order_desc(w))
 
     def contains(self, x: object, tol: float = 1e-9, max_n: int = MAX_ENUMERATION_N) -> bool:
