@@ -110,8 +110,13 @@ def test_a_selection_is_its_tuple_and_is_evaluated_through_its_kept_mask():
     assert as_mask(S, 8).flags.writeable
     with pytest.raises(ValidationError, match="index 4, outside the ground set range"):
         as_mask(S, 4)
-    # a selection without a kept mask (built from indices) is a tuple like any other
+    # a selection without a kept mask (built from indices, or a set of under n / 8 elements,
+    # whose mask would outweigh the tuple) is a tuple like any other
     assert as_mask(Selection([0, 2]), 3).tolist() == [True, False, True]
+    sparse = Selection.from_mask(np.isin(np.arange(40), [3, 9, 17, 30]))
+    assert sparse == (3, 9, 17, 30) and sparse.mask_for(40) is None
+    assert np.flatnonzero(as_mask(sparse, 40)).tolist() == [3, 9, 17, 30]
+    assert Selection.from_mask(np.isin(np.arange(40), [3, 9, 17, 30, 31])).mask_for(40) is not None
     for back in (pickle.loads(pickle.dumps(S)), copy.deepcopy(S)):
         assert type(back) is Selection and back == S
         assert as_mask(back, 6).tolist() == kept.tolist()

@@ -66,8 +66,9 @@ Assumption = Literal["iid", "oblivious", "adaptive"]
 def as_selection(mask: np.ndarray) -> tuple[int, ...]:
     """The sorted tuple of Python ints of a boolean mask (the protocol's selection type).
 
-    The tuple keeps a read-only copy of the mask, which evaluating the set (``f(S)``) reads
-    instead of converting the indices back (:class:`~dpsubmod._selection.Selection`)."""
+    The tuple of a set of at least ``n / 8`` elements keeps a read-only copy of the mask, which
+    evaluating the set (``f(S)``) reads instead of converting the indices back
+    (:class:`~dpsubmod._selection.Selection`)."""
     return Selection.from_mask(mask)
 
 
