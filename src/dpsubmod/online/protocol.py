@@ -9,7 +9,8 @@ feedback:
 * ``feedback = "bandit"``: the float ``f_t(S_t)``, the value of the played set and nothing else.
 
 Selections are returned as **sorted tuples of Python ints** (hashable, printed in a fixed order,
-and accepted as they are by ``f(S)``, which reads the boolean mask the tuple keeps).
+and accepted as they are by ``f(S)``; the tuple of a large set keeps its boolean mask for ``f(S)``
+to read).
 
 Learners follow river's habits (``river/base/base.py``): the constructor stores every parameter
 untouched in a public attribute of the same name; all state (iterates, counters, the random
