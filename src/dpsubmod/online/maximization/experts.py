@@ -99,7 +99,6 @@ from ..oco.hedge import Hedge
 from ..oco.hedge_privacy import (
     HEDGE_COMPOSITIONS,
     PAPER_RULE,
-    best_composition,
     check_backend_param,
     hedge_draw_epsilon,
     hedge_eta,
@@ -347,11 +346,8 @@ class HedgeExperts(Learner):
             e0 = hedge_draw_epsilon(eta, backend=self.backend)
             return paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
         e0, count = self._draw_epsilon(eta), self._leaking() * draws
-        if self.composition == "auto":
-            eps, rule = best_composition(e0, count, dlt)
-        else:
-            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
-                                   self.composition, caller=type(self).__name__)
+        eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
+                               self.composition, caller=type(self).__name__)
         return eps, 0.0 if rule == "basic" else dlt, rule, True
 
     # -- calibration: public parameters only --------------------------------------------------
