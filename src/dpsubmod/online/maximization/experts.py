@@ -57,7 +57,7 @@ Departures from the paper (see ``docs/errata.md``): the bandit failure probabili
 binomial tail (the paper's :math:`e^{-8\gamma^2 T}` is not a valid bound, though its final
 :math:`e^{-8T^{1/3}}` is); exploration rates above 1 are clipped with a warning (the theoretical
 :math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy statement composes
-all draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
+all draws by ``composition="auto"`` (``"paper"`` reproduces the paper's per-expert
 argument); a calibration (the paper's rate, or a given ``eta``) whose draws compose to more than
 ``epsilon`` is refused at construction; Appendix B.2 is implemented with :math:`O(1)` memory (draw
 :math:`M \sim \mathrm{Bin}(T, \gamma)`, then choose the exploration rounds by selection sampling,

@@ -40,8 +40,8 @@ whenever :math:`\varepsilon e^{2\eta} \le 4 \ln(1/\delta)` (the calibration is a
 conservative: 0.509 at :math:`\varepsilon = 1`, :math:`\delta = 10^{-6}`). With ``k`` experts each
 calibrated to :math:`(\varepsilon/k, \delta/k)` (:func:`hedge_eta` with ``experts=k``), basic
 composition over the experts gives :math:`(\varepsilon, \delta)`. :func:`hedge_epsilon` evaluates
-the exact guarantee of a given :math:`\eta` (the paper's formula, or the library's tightest valid
-composition of all draws), and :func:`tight_hedge_eta` inverts it.
+the exact guarantee of a given :math:`\eta` (the paper's formula, or a rule of the library
+composing all draws), and :func:`tight_hedge_eta` inverts it.
 
 Gains outside :math:`[0, 1]` are clipped before they reach the weights, so the sensitivity bound,
 and with it the guarantee, holds even for a misbehaving gain source.
