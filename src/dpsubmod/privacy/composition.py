@@ -97,8 +97,11 @@ def auto_composition(gains: Mapping[str, float]) -> str:
     (:func:`compose`), it is ``eps_basic / eps_rule`` for the totals each rule states: at the
     total ``eps_rule`` a rule states for ``k`` steps of ``e0``, basic composition would allow
     ``eps_rule / k`` per step, and ``k e0 / eps_rule = eps_basic / eps_rule``. So a calibration
-    that chose a rule states by that rule again; and a statement needs its delta only for more
-    than 1% of epsilon (a 0.0005% gain is not worth a delta).
+    that chose a rule states by that rule again, and a statement spends its delta only for more
+    than 1% of epsilon (a 0.0005% gain is not worth a delta). The gains fall as the per-step
+    epsilon grows, so in a narrow band a calibration that kept basic composition (a gain just
+    under 1% at its total) states its steps by another rule (just over 1% at the smaller
+    total that rule states); both statements are within the budget.
 
     Parameters
     ----------
