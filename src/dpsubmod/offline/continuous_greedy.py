@@ -33,8 +33,8 @@ Every candidate has :math:`\|y\|_1 = r`, so the score differences lie in
 :math:`[-r s, r s]` (range :math:`2 r s`) and a step drawn with
 :math:`\epsilon' = \epsilon_{step} / (2 r s)` is :math:`\epsilon_{step}`-DP and
 :math:`\epsilon_{step}`-bounded-range (hence :math:`\epsilon_{step}^2/8`-zCDP). ``T`` steps
-compose by basic composition (``delta = 0``) or by the tightest rule of the accountant
-(``delta > 0``). Swap rounding is post-processing.
+compose by the rule ``composition`` names (``"auto"``: basic composition unless another rule
+gains more than 1% per step). Swap rounding is post-processing.
 """
 
 from __future__ import annotations
@@ -164,8 +164,8 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     sensitivity : float, optional
         Overrides ``f.sensitivity``.
     composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
-        How the ``T`` steps share the budget (``"auto"``: basic at ``delta = 0``, else the
-        tightest rule; each step is bounded-range, so zCDP charges ``epsilon_step^2 / 8``).
+        How the ``T`` steps share the budget (``"auto"``: basic unless another rule gains
+        over 1% per step; each step is bounded-range, so zCDP charges ``epsilon_step^2 / 8``).
     value_bound : float, optional
         A **public** bound on :math:`m_F = \max_e F(\{e\})` (1 for an average of similarities
         in ``[0, 1]``), used to choose ``T`` and in ``Result.guarantee``.

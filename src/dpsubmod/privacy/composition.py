@@ -32,8 +32,10 @@ Composition rules (``composition=``)
     (KOV) composition. Needs the ``[pld]`` extra; it is never part of ``"auto"``, so results do
     not depend on which optional packages are installed.
 ``"auto"``
-    The tightest of the closed-form rules above (all but ``"pld"``) that applies at the
-    requested delta.
+    Decided by :func:`auto_composition`, the one chooser of every ``composition="auto"`` in
+    dpsubmod, offline and online: basic composition (pure DP when the events are pure) unless
+    another closed-form rule (all but ``"pld"``) valid at the requested delta gains more than 1%
+    in per-step epsilon.
 
 Every rule other than ``"basic"`` is capped by basic composition whenever basic composition meets
 the requested delta (both statements hold, so the smaller epsilon is valid).
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -57,8 +59,9 @@ from .kov import KOV_MAX_USES, drift, kov_epsilon_rr, kov_rr_target
 from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
 
-__all__ = ["COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",
-           "even_share", "proportional_shares", "check_composition"]
+__all__ = ["COMPOSITIONS", "AUTO_MIN_GAIN", "Split", "auto_composition", "compose",
+           "compose_epsilon", "split_budget", "even_share", "proportional_shares",
+           "check_composition"]
 
 optimize = lazy_module("scipy.optimize")
 
@@ -70,9 +73,59 @@ COMPOSITIONS: dict[str, str] = {
     "kov": "optimal composition (Kairouz, Oh & Viswanath 2015)",
     "zcdp": "zCDP composition (Bun & Steinke 2016) converted by Canonne, Kamath & Steinke 2020",
     "pld": "privacy loss distribution composition (dp-accounting; Doroshenko et al. 2022)",
-    "auto": "the tightest valid composition",
+    "auto": "basic composition unless another rule gains over 1% per step",
 }
 _RULE_NAMES = ("basic", "advanced", "kov", "zcdp")
+
+#: The factor of per-step epsilon over basic composition's that ``"auto"`` asks of a rule that
+#: spends delta before it leaves basic composition (see :func:`auto_composition`).
+AUTO_MIN_GAIN = 1.01
+
+
+def auto_composition(gains: Mapping[str, float]) -> str:
+    """The rule that ``composition="auto"`` uses: the one chooser, offline and online.
+
+    Rule: keep basic composition -- pure DP when the steps are pure, as it spends no delta
+    beyond the events' own -- unless another rule valid at the requested delta gains more than
+    1% (:data:`AUTO_MIN_GAIN`) in per-step epsilon; then the rule that gains the most (ties go
+    to the earlier rule of ``gains``). Without basic composition among the valid rules, the
+    rule that gains the most.
+
+    The gain of a rule is the epsilon it lets each step spend, relative to basic composition's,
+    at one total. Calibrating a total ``tau`` over ``k`` steps (:func:`split_budget`), it is
+    ``e_rule / e_basic`` for the per-step epsilons each rule allows. Stating fixed steps
+    (:func:`compose`), it is ``eps_basic / eps_rule`` for the totals each rule states: at the
+    total ``eps_rule`` a rule states for ``k`` steps of ``e0``, basic composition would allow
+    ``eps_rule / k`` per step, and ``k e0 / eps_rule = eps_basic / eps_rule``. So a calibration
+    that chose a rule states by that rule again, and a statement spends its delta only for more
+    than 1% of epsilon (a 0.0005% gain is not worth a delta). The gains fall as the per-step
+    epsilon grows, so in a narrow band a calibration that kept basic composition (a gain just
+    under 1% at its total) states its steps by another rule (just over 1% at the smaller
+    total that rule states); both statements are within the budget.
+
+    Parameters
+    ----------
+    gains : mapping of str to float
+        Each rule valid at the requested delta, and its per-step gain over basic composition
+        (``"basic"`` itself, when valid, gains 1).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> auto_composition({"basic": 1.0, "kov": 1.000005})
+    'basic'
+    >>> auto_composition({"basic": 1.0, "kov": 1.3, "advanced": 1.2})
+    'kov'
+    """
+    if not gains:
+        raise ValidationError("auto_composition needs at least one valid rule.")
+    best = max(gains, key=gains.__getitem__)  # the first of equal maxima
+    if "basic" in gains and not gains[best] > AUTO_MIN_GAIN * gains["basic"]:
+        return "basic"
+    return best
 
 
 def check_composition(composition: object, caller: str,
@@ -219,6 +272,17 @@ def _pld(s: _Summary, target: float) -> tuple[float, float]:
 
 _RULES = {"basic": _basic, "advanced": _advanced, "kov": _kov, "zcdp": _zcdp, "pld": _pld}
 _ORDER = {"basic": 0, "kov": 1, "advanced": 2, "zcdp": 3, "pld": 4}
+#: The closed-form rules in the order that breaks ties.
+_AUTO_ORDER = tuple(sorted(_RULE_NAMES, key=_ORDER.__getitem__))
+
+
+def _gain(larger: float, smaller: float) -> float:
+    """``larger / smaller``: a per-step gain over basic composition (see
+    :func:`auto_composition`), from per-step epsilons ``(e_rule, e_basic)`` or from totals
+    ``(eps_basic, eps_rule)``; equal values (0 and inf included) gain nothing."""
+    if larger == smaller:
+        return 1.0
+    return math.inf if smaller == 0.0 else larger / smaller
 
 
 def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
@@ -253,7 +317,7 @@ def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
     found: list[tuple[float, float, str]] = []
     if composition == "auto":
         reasons = []
-        for m in _RULE_NAMES:
+        for m in _AUTO_ORDER:
             try:
                 found.append((*_RULES[m](s, target), m))
             except _NotApplicable as exc:
@@ -263,6 +327,8 @@ def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
                 f"{caller}: no composition rule applies at delta={target:.6g}: "
                 + "; ".join(reasons) + "."
             )
+        chosen = auto_composition({m: _gain(s.eps_sum, eps) for eps, _, m in found})
+        return next(r for r in found if r[2] == chosen)
     else:
         try:
             found.append((*_RULES[composition](s, target), composition))
@@ -347,9 +413,9 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
     """Split a call's total ``(epsilon, delta)`` over ``steps`` pure steps fixed in advance.
 
     The one place where a private algorithm turns its total budget into a per-step epsilon.
-    ``"auto"`` takes the rule with the largest per-step epsilon among those valid at ``delta``
-    (only basic composition when ``delta == 0``), and keeps basic composition, which spends no
-    delta, unless another rule gives each step more than 1% more. The per-step epsilon inverts
+    ``"auto"`` lets :func:`auto_composition` choose among the rules valid at ``delta`` (only
+    basic composition when ``delta == 0``): basic composition, which spends no delta, unless
+    another rule gives each step more than 1% more. The per-step epsilon inverts
     :func:`compose_epsilon` (continuous and increasing: bracketing, Brent's method, then a
     confirming check), so ``compose_epsilon(split.epsilon_step, steps, delta,
     composition=split.composition) <= epsilon`` always holds, with equality to about 1e-13.
@@ -393,21 +459,19 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
             f"composition={composition!r} in {caller} needs delta > 0 (it trades delta for "
             "epsilon). Pass delta=1e-6 (say) or composition='basic'."
         )
-    rules = (("basic",) if d == 0.0 else _RULE_NAMES) if composition == "auto" else (composition,)
-    best, used = -1.0, "basic"
+    rules = (("basic",) if d == 0.0 else _AUTO_ORDER) if composition == "auto" else (composition,)
+    found: dict[str, float] = {}
     for rule in rules:
         try:
-            e0 = _basic_step(total, steps) if rule == "basic" else _invert_cached(
+            found[rule] = _basic_step(total, steps) if rule == "basic" else _invert_cached(
                 total, steps, d, rule, bounded_range)
         except ValidationError:
             if composition != "auto":
                 raise
-            continue  # this rule does not apply here; "auto" keeps the others
-        # A rule that trades delta for epsilon must buy a real gain (over 1% per step);
-        # otherwise basic composition wins and the release stays pure.
-        if e0 > best * 1.01:
-            best, used = e0, rule
-    return Split(best, used, steps, 0.0 if used == "basic" else d)
+            # this rule does not apply here; "auto" keeps the others
+    used = composition if composition != "auto" else auto_composition(
+        {m: _gain(e, found["basic"]) for m, e in found.items()})
+    return Split(found[used], used, steps, 0.0 if used == "basic" else d)
 
 
 def _basic_step(total: float, steps: int) -> float:

@@ -162,7 +162,7 @@ class Ledger:
     >>> led.charge(PrivacyEvent.exponential(0.1, count=50))
     >>> led.total()  # fifty floating-point additions of 0.1
     (5.000000000000001, 0.0)
-    >>> eps, delta = led.total(delta=1e-6)          # the tightest rule at delta = 1e-6
+    >>> eps, delta = led.total(delta=1e-6)          # "auto" at delta = 1e-6 (zCDP)
     >>> round(eps, 2), delta
     (1.66, 1e-06)
     """

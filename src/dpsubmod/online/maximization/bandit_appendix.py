@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...functions.base import SetFunction
-from ...privacy.composition import COMPOSITIONS, compose
+from ...privacy.composition import COMPOSITIONS, auto_composition, compose
 from ...privacy.events import PrivacyEvent
 from ..oco.hedge_privacy import PAPER_RULE, backend_sensitivity, hedge_eta
 from .bandit_base import _BanditExperts
@@ -201,13 +201,18 @@ class PresampledBanditDP(_BanditExperts):
         # (M eta_M and M eta_M^2 do): their supremum is at M = T.
         e0_T = self._draw_epsilon(hedge_eta(eps, dlt, T + 1, experts=k))
         event = [PrivacyEvent.exponential(e0_T, count=self._leaking() * T)]
-        found: list[tuple[float, str]] = []
         rule = self.composition
-        if rule in ("paper", "advanced", "kov", "auto"):
-            found.append((bound, PAPER_RULE))  # advanced, KOV and auto never exceed the paper's
-        if rule in ("basic", "advanced", "kov", "auto"):
+        if rule == "auto":  # the paper's bound stands for advanced and KOV, which never exceed it
+            found = [(compose(event, dlt, "basic")[0], "basic"), (bound, PAPER_RULE),
+                     (compose(event, dlt, "zcdp")[0], "zcdp")]
+            chosen = auto_composition({m: found[0][0] / e for e, m in found})
+            return next(f for f in found if f[1] == chosen)
+        found: list[tuple[float, str]] = []
+        if rule in ("paper", "advanced", "kov"):
+            found.append((bound, PAPER_RULE))  # advanced and KOV never exceed the paper's
+        if rule in ("basic", "advanced", "kov"):
             found.append((compose(event, dlt, "basic")[0], "basic"))
-        if rule in ("zcdp", "auto"):
+        if rule == "zcdp":
             found.append((compose(event, dlt, "zcdp")[0], "zcdp"))
         return min(found)
 

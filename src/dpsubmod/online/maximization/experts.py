@@ -57,7 +57,7 @@ Departures from the paper (see ``docs/errata.md``): the bandit failure probabili
 binomial tail (the paper's :math:`e^{-8\gamma^2 T}` is not a valid bound, though its final
 :math:`e^{-8T^{1/3}}` is); exploration rates above 1 are clipped with a warning (the theoretical
 :math:`\gamma` exceeds 1 unless :math:`T \ge k^3 (16 n\ln n)^2`); the privacy statement composes
-all draws with the tightest valid rule (``composition="paper"`` reproduces the paper's per-expert
+all draws by ``composition="auto"`` (``"paper"`` reproduces the paper's per-expert
 argument); a calibration (the paper's rate, or a given ``eta``) whose draws compose to more than
 ``epsilon`` is refused at construction; Appendix B.2 is implemented with :math:`O(1)` memory (draw
 :math:`M \sim \mathrm{Bin}(T, \gamma)`, then choose the exploration rounds by selection sampling,
@@ -99,7 +99,6 @@ from ..oco.hedge import Hedge
 from ..oco.hedge_privacy import (
     HEDGE_COMPOSITIONS,
     PAPER_RULE,
-    best_composition,
     check_backend_param,
     hedge_draw_epsilon,
     hedge_eta,
@@ -347,11 +346,8 @@ class HedgeExperts(Learner):
             e0 = hedge_draw_epsilon(eta, backend=self.backend)
             return paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
         e0, count = self._draw_epsilon(eta), self._leaking() * draws
-        if self.composition == "auto":
-            eps, rule = best_composition(e0, count, dlt)
-        else:
-            eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
-                                   self.composition, caller=type(self).__name__)
+        eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
+                               self.composition, caller=type(self).__name__)
         return eps, 0.0 if rule == "basic" else dlt, rule, True
 
     # -- calibration: public parameters only --------------------------------------------------

@@ -48,7 +48,7 @@ class FIDP(HedgeExperts):
     differing in one function (Theorem 5: each expert is :math:`(\varepsilon/k, \delta/k)`-DP
     given the earlier experts, by advanced composition of its ``T`` draws, each
     :math:`2\eta`-DP; the clip keeps the score sensitivity at 1 for any input). The default
-    statement composes all ``k (T - 1)`` data-dependent draws by the tightest valid rule and
+    statement composes all ``k (T - 1)`` data-dependent draws by ``composition="auto"`` and
     the default rate is the largest it allows. Expected :math:`(1 - 1/e)`-regret
     :math:`\le k(\eta T + \ln n/\eta)` for :math:`\eta \le 1` (Theorem 6 through the Hedge
     bound of Theorem 3, per expert; :attr:`guarantee`), for monotone submodular

@@ -14,8 +14,6 @@ from .ftrl import FTRL_NOISES, PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .hedge import Hedge
 from .hedge_privacy import (
     HEDGE_COMPOSITIONS,
-    KOV_MAX_COUNT,
-    best_composition,
     hedge_draw_epsilon,
     hedge_epsilon,
     hedge_eta,
@@ -36,7 +34,5 @@ __all__ = [
     "hedge_epsilon",
     "hedge_draw_epsilon",
     "tight_hedge_eta",
-    "best_composition",
     "HEDGE_COMPOSITIONS",
-    "KOV_MAX_COUNT",
 ]

@@ -25,7 +25,7 @@ l2 norm; the tree is calibrated to that sensitivity with :math:`\lfloor\log_2 T\
 levels (the leaf lies in at most that many released nodes). ``copies`` independent optimizers
 (the ``K`` oracles of Meta-Frank-Wolfe) share one tree of dimension ``copies * n``: the noise is
 exactly that of one tree per copy, and the report composes the ``copies`` trees (Laplace: pure
-per tree, composed by the tightest valid rule at ``delta``; Gaussian: zCDP, the rhos add).
+per tree, composed by ``composition`` at ``delta``; Gaussian: zCDP, the rhos add).
 
 References
 ----------

@@ -28,13 +28,12 @@ from ..._rng import RNGLike, as_generator, standard_gumbel
 from ..._validation import check_delta, check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
 from ...privacy.backends import resolve_backend
-from ...privacy.composition import check_composition
+from ...privacy.composition import check_composition, compose
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
 from .hedge_privacy import (
-    best_composition,
     check_backend_param,
     check_eta,
     hedge_draw_epsilon,
@@ -149,7 +148,7 @@ class Hedge(OnlineBase):
                      f"eta={float(self.eta):.6g}, score sensitivity 1")
             dlt = float(self.delta)
             if self.composition == "auto":
-                rule = best_composition(e0, count, dlt)[1]
+                rule = compose([event], dlt, "auto", caller="Hedge")[2]
             else:
                 rule = self.composition
             return run_plan("Hedge", [event], delta=dlt, composition=rule,

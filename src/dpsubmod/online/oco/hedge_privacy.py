@@ -40,8 +40,8 @@ whenever :math:`\varepsilon e^{2\eta} \le 4 \ln(1/\delta)` (the calibration is a
 conservative: 0.509 at :math:`\varepsilon = 1`, :math:`\delta = 10^{-6}`). With ``k`` experts each
 calibrated to :math:`(\varepsilon/k, \delta/k)` (:func:`hedge_eta` with ``experts=k``), basic
 composition over the experts gives :math:`(\varepsilon, \delta)`. :func:`hedge_epsilon` evaluates
-the exact guarantee of a given :math:`\eta` (the paper's formula, or the library's tightest valid
-composition of all draws), and :func:`tight_hedge_eta` inverts it.
+the exact guarantee of a given :math:`\eta` (the paper's formula, or a rule of the library
+composing all draws), and :func:`tight_hedge_eta` inverts it.
 
 Gains outside :math:`[0, 1]` are clipped before they reach the weights, so the sensitivity bound,
 and with it the guarantee, holds even for a misbehaving gain source.
@@ -68,8 +68,7 @@ import math
 from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...privacy.backends import NoiseBackend, resolve_backend
-from ...privacy.composition import compose, compose_epsilon, split_budget
-from ...privacy.events import PrivacyEvent
+from ...privacy.composition import compose_epsilon, split_budget
 from ...privacy.mechanisms import exponential_mechanism_epsilon
 
 __all__ = [
@@ -77,9 +76,7 @@ __all__ = [
     "hedge_draw_epsilon",
     "hedge_epsilon",
     "tight_hedge_eta",
-    "best_composition",
     "HEDGE_COMPOSITIONS",
-    "KOV_MAX_COUNT",
     "PAPER_RULE",
     "BACKENDS",
     "backend_sensitivity",
@@ -91,14 +88,12 @@ __all__ = [
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
 #: Cummings (advanced composition per expert at ``delta / experts``, basic composition over the
 #: experts); the others are the rules of :mod:`dpsubmod.privacy.composition` applied to all draws
-#: as one sequence, ``"auto"`` the tightest of them.
+#: as one sequence, ``"auto"`` chosen by :func:`~dpsubmod.privacy.composition.auto_composition`.
 HEDGE_COMPOSITIONS = ("paper", "auto", "basic", "advanced", "kov", "zcdp")
 
 #: How the paper's composition is named in privacy statements.
 PAPER_RULE = ("advanced composition per expert and basic over the experts (Perez-Salazar and "
               "Cummings, Theorem 5)")
-
-_RULES = ("basic", "advanced", "kov", "zcdp")
 
 #: Names of the samplers of a Hedge draw (``None`` is numpy); a NoiseBackend instance is also
 #: accepted.
@@ -209,8 +204,9 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         composition over the experts (the proof of Theorem 5). The others apply the rule of
         :func:`~dpsubmod.privacy.composition.compose_epsilon` to all ``experts * draws`` draws
         as one sequence (valid since each draw is :math:`2\eta`-DP given everything released
-        before it); ``"auto"`` is the tightest of basic, advanced, optimal (KOV) and
-        bounded-range zCDP composition.
+        before it); ``"auto"`` is chosen among basic, advanced, optimal (KOV, up to
+        ``KOV_MAX_USES`` draws) and bounded-range zCDP composition by
+        :func:`~dpsubmod.privacy.composition.auto_composition`.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
         The sampler (the secure backends' grid can inflate the score sensitivity).
     monotone : bool, default=False
@@ -242,33 +238,7 @@ def hedge_epsilon(eta: float, draws: int, delta: float, *, experts: int = 1,
         dlt = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                          caller=caller, fix="Advanced composition needs delta > 0.")
         return paper_epsilon(e0, D, dlt, k)
-    if composition == "auto":
-        return best_composition(e0, k * D, delta)[0]
     return compose_epsilon(e0, k * D, delta, composition=composition, bounded_range=True)
-
-
-#: Above this many draws ``"auto"`` skips the optimal (KOV) rule, whose cost grows linearly with
-#: the count; for exponential-mechanism draws bounded-range zCDP is tighter there anyway.
-KOV_MAX_COUNT = 10**5
-
-
-def _auto_rules(count: int) -> tuple[str, ...]:
-    return _RULES if count <= KOV_MAX_COUNT else ("basic", "advanced", "zcdp")
-
-
-def best_composition(eps0: float, count: int, delta: float) -> tuple[float, str]:
-    """``(epsilon, rule)``: the tightest valid composition of ``count`` bounded-range
-    exponential-mechanism draws of ``eps0`` each at total ``delta`` (``"auto"``, without the
-    optimal rule above :data:`KOV_MAX_COUNT` draws), and the rule that gives it."""
-    found = []
-    for m in _auto_rules(count):
-        try:
-            eps, _, used = compose([PrivacyEvent.exponential(eps0, count=count)], delta, m,
-                                   caller="best_composition")
-        except ValidationError:
-            continue
-        found.append((eps, used))
-    return min(found)
 
 
 def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 1,
@@ -311,13 +281,12 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             else:
                 hi = mid
         e0 = lo
-    elif composition == "auto":
-        # the largest per-draw epsilon over the rules (each exact for its own rule), so the
-        # tightest composition at that rate meets the budget with equality
-        e0 = max(_try_per_step(eps, k * D, delta, m) for m in _auto_rules(k * D))
     else:
-        e0 = split_budget(eps, delta, k * D, composition=composition, bounded_range=True,
-                          caller=caller).epsilon_step
+        split = split_budget(eps, delta, k * D, composition=composition, bounded_range=True,
+                             caller=caller)
+        # the rule "auto" chose states this rate again (see auto_composition); checking by it
+        # keeps the step-down below to rounding
+        e0, composition = split.epsilon_step, split.composition
     eta = e0 / scale
     # exponential_mechanism_epsilon rounds up; step down until the map agrees. Among the
     # subnormals the composed epsilon (rounded up) may stay above a subnormal budget down to 0.
@@ -331,14 +300,6 @@ def tight_hedge_eta(epsilon: float, delta: float, draws: int, *, experts: int = 
             "epsilon (above about 1e-300)."
         )
     return eta
-
-
-def _try_per_step(total: float, count: int, delta: float, rule: str) -> float:
-    try:
-        return split_budget(total, delta, count, composition=rule, bounded_range=True,
-                            caller="tight_hedge_eta").epsilon_step
-    except ValidationError:
-        return 0.0
 
 
 def check_backend_param(backend: object, caller: str) -> None:
