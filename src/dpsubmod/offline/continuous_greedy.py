@@ -44,13 +44,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints.base import Matroid
 from ..errors import ValidationError
 from ..functions.base import SetFunction
 from ..polytopes.rounding import ConvexDecomposition
-from ..privacy import mechanisms as mech
 from ..privacy.backends import NumpyBackend
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger

@@ -1,5 +1,7 @@
-"""Selection mechanisms: exponential mechanism, report-noisy-max and permute-and-flip, with
-their exact output distributions.
+"""Selection mechanisms: exponential mechanism, report-noisy-max and permute-and-flip, as objects
+(:class:`ExponentialMechanism`, :class:`ReportNoisyMax`, :class:`PermuteAndFlip`, and
+:class:`ExponentialWeights`, the exponential mechanism drawn row by row from a weight as Hedge
+draws it) and as one-line free functions, with their exact output distributions.
 
 Conventions and references: :mod:`dpsubmod.privacy.mechanisms`.
 """
@@ -11,22 +13,35 @@ from typing import Any
 import numpy as np
 
 from .._lazy import lazy_module
-from .._rng import RNGLike
+from .._rng import RNGLike, standard_gumbel
+from .._validation import check_int
+from ..errors import ValidationError
 from ._inputs import (
     _charge,
+    _check_bool,
     _check_budget,
+    _clip_range,
     _div_down,
     _div_up,
     _epsilon,
+    _mul_up,
     _noise_parameter,
     _note,
+    _positive,
     _scores,
     _selection_sensitivity,
+    _sensitivity,
 )
+from ._noise_backend import Release
 from .backends import NoiseBackend, resolve_backend
 from .events import PrivacyEvent, rho_exponential, rho_pure
+from .mechanisms import Mechanism
 
 __all__ = [
+    "ExponentialMechanism",
+    "ReportNoisyMax",
+    "PermuteAndFlip",
+    "ExponentialWeights",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "report_noisy_max",
@@ -57,12 +72,398 @@ def _law_weight(q: np.ndarray, eps: float, base: float, kind: str, c: float, bac
     return weight, (q if be is None else be.quantize_scores(q, sensitivity=base))
 
 
+class _Selection(Mechanism):
+    """Shared parameters of the selection mechanisms: epsilon, the sensitivity (its kind and the
+    factor ``c`` with range ``c * sensitivity``), the clip range and the backend."""
+
+    def _setup(self, epsilon: object, sensitivity: object, monotonic: object,
+               range_sensitivity: object, clip_range: object, backend: Backend,
+               rng: RNGLike) -> float:
+        """Validate, resolve the backend; returns ``c`` times the effective sensitivity."""
+        caller = self._caller
+        self._eps = _epsilon(epsilon, caller)
+        self._sens, self._kind, self._c = _selection_sensitivity(sensitivity, monotonic,
+                                                                 range_sensitivity, caller)
+        self._mono = bool(monotonic)
+        self._clip = _clip_range(clip_range, caller)
+        self._backend = resolve_backend(backend, rng)
+        return self._c * self._effective()
+
+    def _input(self, scores: Any) -> np.ndarray:
+        return _scores(scores, self._caller, self._clip)
+
+    def _pure_event(self, eps: float, engine: str, sens: float, **params: Any) -> PrivacyEvent:
+        rho = rho_exponential(eps) if self.mechanism == "exponential_mechanism" else rho_pure(eps)
+        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho,
+                            note=_note(self._backend, sens, 1, engine, **params),
+                            **self._fields(engine))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(epsilon={self._eps!r}, sensitivity={self._sens!r}, "
+                f"kind={self._kind!r}, monotonic={self._mono}, backend={self._backend!r})")
+
+
+class ExponentialMechanism(_Selection):
+    """Exponential mechanism: index ``i`` with probability proportional to ``exp(w * q_i)``.
+
+    Built from public parameters and validated once; :meth:`release` charges
+    :meth:`privacy_map`'s event, then draws (Gumbel-max in log space on numpy, exact rejection
+    sampling on grid-rounded scores on the secure backend).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of one selection, > 0.
+    sensitivity : float, optional
+        ``Delta``: the largest ``|q_D(c) - q_D'(c)|`` over candidates and neighbours.
+    monotonic : bool, default=False
+        All score differences of a neighbouring pair have one sign (halves the noise).
+    range_sensitivity : float, optional
+        ``R``, instead of ``sensitivity``: every neighbouring pair's score differences lie in
+        one interval of width ``R``.
+    clip_range : (float, float), optional
+        Clip finite scores to ``[low, high]`` before selecting.
+    backend, rng
+        As in :class:`~dpsubmod.privacy.additive.Laplace`.
+
+    Attributes
+    ----------
+    weight : float
+        ``w = epsilon / (c Delta_eff)``, rounded down (``c = 2``, 1 when monotone or for a
+        range sensitivity).
+
+    Notes
+    -----
+    Guarantee (epsilon-DP and epsilon-bounded range, epsilon**2/8-zCDP), input domain and
+    citations: :func:`exponential_mechanism` ([MT07]; [DR14] Thm 3.10; [DR19]; [CR21]). The
+    privacy map at input distance ``d`` is ``w c d_eff``, rounded up.
+
+    Examples
+    --------
+    >>> mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5, rng=0)
+    >>> mech.weight, mech.privacy_map().epsilon, mech.privacy_map(1.0).epsilon
+    (1.0, 1.0, 2.0)
+    >>> mech.release([0.0, 3.0, 1.0])
+    2
+    """
+
+    mechanism = "exponential_mechanism"
+
+    def __init__(self, *, epsilon: float, sensitivity: float | None = None,
+                 monotonic: bool = False, range_sensitivity: float | None = None,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.range_sensitivity, self.clip_range = range_sensitivity, clip_range
+        self.backend, self.rng = backend, rng
+        unit = self._setup(epsilon, sensitivity, monotonic, range_sensitivity, clip_range,
+                           backend, rng)
+        self._weight = _noise_parameter(_div_down(self._eps, unit), "weight", self._caller,
+                                        sensitivity=_sensitivity_name(self._kind))
+
+    @property
+    def weight(self) -> float:
+        """The weight ``w`` of ``exp(w * score)``."""
+        return self._weight
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, engine, self._sens, weight=self._weight,
+                                kind=self._kind, monotonic=self._mono)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        eps = _mul_up(self._weight, self._c * self._effective(d_in))
+        return self._pure_event(eps, self._backend.engine, d_in, weight=self._weight,
+                                kind=self._kind, monotonic=self._mono)
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_exponential(q, self._weight, sensitivity=self._sens,
+                                                 kind=self._kind, monotonic=self._mono,
+                                                 epsilon=self._eps)
+
+
+class ReportNoisyMax(_Selection):
+    """Report-noisy-max with Laplace noise: ``argmax_i q_i + Laplace(b)``.
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+        Largest ``|q_D(c) - q_D'(c)|`` over candidates and neighbours.
+    monotonic : bool, default=False
+    clip_range : (float, float), optional
+    backend, rng
+        As in :class:`ExponentialMechanism`.
+
+    Attributes
+    ----------
+    scale : float
+        ``b = c Delta_eff / epsilon``, rounded up.
+
+    Notes
+    -----
+    Guarantee (epsilon-DP) and citations: :func:`report_noisy_max` ([DR14] Claim 3.9;
+    [D+21]). The privacy map at input distance ``d`` is ``c d_eff / b``, rounded up.
+    """
+
+    mechanism = "report_noisy_max"
+
+    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.clip_range, self.backend, self.rng = clip_range, backend, rng
+        unit = self._setup(epsilon, sensitivity, monotonic, None, clip_range, backend, rng)
+        self._scale = _noise_parameter(_div_up(unit, self._eps), "noise scale", self._caller)
+
+    @property
+    def scale(self) -> float:
+        """The Laplace scale ``b``."""
+        return self._scale
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, engine, self._sens, scale=self._scale,
+                                monotonic=self._mono)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        eps = _div_up(self._c * self._effective(d_in), self._scale)
+        return self._pure_event(eps, self._backend.engine, d_in, scale=self._scale,
+                                monotonic=self._mono)
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_report_noisy_max(q, self._scale, sensitivity=self._sens,
+                                                      monotonic=self._mono, epsilon=self._eps)
+
+
+class PermuteAndFlip(_Selection):
+    """Permute-and-flip (McKenna and Sheldon 2020, Algorithm 1).
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+    monotonic : bool, default=False
+    clip_range : (float, float), optional
+    backend, rng
+        As in :class:`ExponentialMechanism`.
+
+    Attributes
+    ----------
+    weight : float
+        ``w = epsilon / (c Delta_eff)``, rounded down: a candidate's coin lands heads with
+        probability ``exp(w (q_r - max q))``.
+
+    Notes
+    -----
+    Guarantee (epsilon-DP) and citations: :func:`permute_and_flip` ([MS20]; [D+21]). The
+    privacy map at input distance ``d`` is ``w c d_eff``, rounded up.
+    """
+
+    mechanism = "permute_and_flip"
+
+    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.clip_range, self.backend, self.rng = clip_range, backend, rng
+        unit = self._setup(epsilon, sensitivity, monotonic, None, clip_range, backend, rng)
+        self._weight = _noise_parameter(_div_down(self._eps, unit), "weight", self._caller)
+
+    @property
+    def weight(self) -> float:
+        """The weight ``w`` of the acceptance probabilities."""
+        return self._weight
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, engine, self._sens, weight=self._weight,
+                                monotonic=self._mono)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        eps = _mul_up(self._weight, self._c * self._effective(d_in))
+        return self._pure_event(eps, self._backend.engine, d_in, weight=self._weight,
+                                monotonic=self._mono)
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_permute_and_flip(q, self._weight, sensitivity=self._sens,
+                                                      monotonic=self._mono, epsilon=self._eps)
+
+
+class ExponentialWeights(Mechanism):
+    """The exponential mechanism drawn from a weight, once per row of a score matrix: row ``i``
+    draws index ``j`` with probability proportional to ``exp(weight * scores[i, j])``.
+
+    The draw of Hedge (exponential weights; Freund and Schapire 1997), whose learning rate is
+    the weight and whose cumulative gains are the scores: each row is one exponential-mechanism
+    draw, and a release of ``rows`` rows is ``rows`` uses.
+
+    Parameters
+    ----------
+    weight : float
+        The weight (learning rate) ``w``, > 0 and finite.
+    sensitivity : float, default=1.0
+        Largest change of one score between neighbours (Hedge: gains clipped to [0, 1]).
+    monotonic : bool, default=False
+        Neighbours move every score of a row in one direction.
+    rows : int, default=1
+        Number of rows of a release.
+    backend, rng
+        As in :class:`ExponentialMechanism`.
+
+    Attributes
+    ----------
+    epsilon : float
+        The privacy of one row's draw: ``c w Delta_eff`` rounded up (``c = 2``, 1 when
+        monotone), as :func:`~dpsubmod.privacy.calibration.exponential_mechanism_epsilon`.
+
+    Notes
+    -----
+    Guarantee: each row's draw is the exponential mechanism with weight ``w`` on scores of
+    sensitivity ``Delta``, hence ``epsilon``-DP and ``epsilon``-bounded range
+    (epsilon**2/8-zCDP) [MT07; DR19; CR21]. With ``distinct=True`` each row draws from its
+    weights restricted to the indices the earlier rows did not draw; restricting to a candidate
+    set fixed by earlier outputs keeps every likelihood ratio a ratio of the same weights over
+    a smaller normaliser, so the privacy per row is unchanged. Numpy backend: Gumbel-max in log
+    space for all rows at once; other backends: their exact exponential sampler row by row.
+    The score matrix is the caller's state and is trusted (real numbers, ``-inf`` never drawn);
+    its shape is checked.
+
+    Examples
+    --------
+    >>> mech = ExponentialWeights(weight=0.5, rows=2, rng=0)
+    >>> mech.epsilon, mech.privacy_map().count
+    (1.0, 2)
+    >>> mech.release(np.array([[0.0, 3.0, 1.0], [2.0, 0.0, 0.0]])).tolist()
+    [2, 0]
+    """
+
+    mechanism = "hedge_draw"
+
+    def __init__(self, *, weight: float, sensitivity: float = 1.0, monotonic: bool = False,
+                 rows: int = 1, backend: Backend = None, rng: RNGLike = None) -> None:
+        self.weight, self.sensitivity, self.monotonic = weight, sensitivity, monotonic
+        self.rows, self.backend, self.rng = rows, backend, rng
+        caller = self._caller
+        self._weight = _positive(weight, "weight", caller)
+        self._sens = _sensitivity(sensitivity, caller)
+        self._c = 1 if _check_bool(monotonic, "monotonic", caller) else 2
+        self._rows = check_int(rows, "rows", low=1, caller=caller)
+        self._backend = resolve_backend(backend, rng)
+        self._eps = _mul_up(self._weight, self._c * self._effective())
+
+    @property
+    def epsilon(self) -> float:
+        """The privacy of one row's draw."""
+        return self._eps
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._row_event(self._eps, engine)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        return self._row_event(_mul_up(self._weight, self._c * self._effective(d_in)),
+                               self._backend.engine)
+
+    def _row_event(self, eps: float, engine: str) -> PrivacyEvent:
+        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho_exponential(eps), count=self._rows,
+                            **self._fields(engine))
+
+    def _input(self, scores: Any) -> np.ndarray:
+        G = np.asarray(scores, dtype=np.float64)
+        if G.ndim != 2 or G.shape[0] != self._rows:
+            raise ValidationError(
+                f"The 'scores' argument of {self._caller}.release must have shape "
+                f"({self._rows}, m); got {G.shape}."
+            )
+        return G
+
+    def _prepare(self, G: np.ndarray) -> Release:
+        return Release(self._backend.engine, lambda: self._rows_draw(G))
+
+    def release(self, scores: Any, *, budget: Any = None, distinct: bool = False) -> np.ndarray:
+        """Charge :meth:`privacy_map`'s event to ``budget``, then draw one index per row.
+
+        Parameters
+        ----------
+        scores : numpy.ndarray, shape (rows, m)
+        budget : Budget, Ledger or None, default=None
+        distinct : bool, default=False
+            Row ``i`` draws among the indices rows ``0..i-1`` did not draw (``rows <= m``).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape (rows,)
+        """
+        if not distinct:
+            return super().release(scores, budget=budget)
+        _check_budget(budget, self._caller)
+        G = self._input(scores)
+        if G.shape[0] > G.shape[1]:
+            raise ValidationError(
+                f"{self._caller}.release(distinct=True) needs rows <= m; got scores of shape "
+                f"{G.shape}. Pass distinct=False."
+            )
+        _charge(budget, self._caller, lambda: self._event(self._backend.engine))
+        return self._distinct_draw(G)
+
+    def _rows_draw(self, G: np.ndarray) -> np.ndarray:
+        be, w = self._backend, self._weight
+        if be.name == "numpy":
+            # Gumbel-max for all rows at once: the same draw as NumpyBackend.exponential row
+            # by row (argmax of w * (G - max G) + Gumbel noise), vectorised. A huge weight
+            # takes a gap below the leader to -inf (probability 0): the limit law.
+            with np.errstate(over="ignore"):
+                z = w * (G - G.max(axis=1, keepdims=True))
+            return np.argmax(z + standard_gumbel(be.generator, z.shape), axis=1)
+        return np.array([be.exponential(row, w, sensitivity=self._sens) for row in G],
+                        dtype=np.int64)
+
+    def _distinct_draw(self, G: np.ndarray) -> np.ndarray:
+        """Row ``i`` draws from its weights restricted to the indices rows ``0..i-1`` did not
+        draw (Gumbel-max over the allowed indices on numpy, the backend's exponential mechanism
+        over them otherwise)."""
+        be, w = self._backend, self._weight
+        copies, n = G.shape
+        out = np.empty(copies, dtype=np.int64)
+        if be.name == "numpy":
+            noise = standard_gumbel(be.generator, (copies, n))
+            for i in range(copies):
+                # Relative to the best allowed index, so one allowed log-weight is 0 even when
+                # the overall leader was drawn by an earlier row. Computed on the whole row,
+                # the drawn indices then excluded: the allowed ones get the same numbers, and
+                # the same first maximum, as on the allowed indices alone.
+                row = G[i]
+                drawn = out[:i]
+                if i:
+                    rest = row.copy()
+                    rest[drawn] = -np.inf
+                    top = rest.max()
+                else:
+                    top = row.max()
+                with np.errstate(over="ignore", invalid="ignore"):
+                    z = w * (row - top)
+                z += noise[i]
+                z[drawn] = -np.inf
+                out[i] = int(np.argmax(z))
+            return out
+        allowed = np.ones(n, dtype=bool)
+        for i in range(copies):
+            cand = np.flatnonzero(allowed)
+            j = int(be.exponential(G[i, cand], w, sensitivity=self._sens))
+            out[i] = cand[j]
+            allowed[cand[j]] = False
+        return out
+
+    def __repr__(self) -> str:
+        return (f"ExponentialWeights(weight={self._weight!r}, sensitivity={self._sens!r}, "
+                f"rows={self._rows}, backend={self._backend!r})")
+
+
 def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
                           sensitivity: float | None = None, monotonic: bool = False,
                           range_sensitivity: float | None = None,
                           clip_range: tuple[float, float] | None = None, budget: Any = None,
                           rng: RNGLike = None, backend: Backend = None) -> int:
     """Exponential mechanism: index ``i`` with probability proportional to ``exp(w * scores[i])``.
+
+    A one-line convenience over :class:`ExponentialMechanism` (same draws at the same seed).
 
     ``w = epsilon / (2 sensitivity)`` for general scores, ``epsilon / sensitivity`` with
     ``monotonic=True``, ``epsilon / range_sensitivity`` for bounded-range scores. Drawn by the
@@ -140,21 +541,10 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     -------
     O(m) vectorised (numpy); expected O(m) exact Bernoulli trials (secure).
     """
-    caller = "exponential_mechanism"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
-                              "weight", caller, sensitivity=_sensitivity_name(kind))
-    draw = be.prepare_exponential(q, weight, sensitivity=base, kind=kind,
-                                  monotonic=bool(monotonic), epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent(
-        "exponential_mechanism", eps, 0.0, rho=rho_exponential(eps),
-        note=_note(be, base, 1, draw.engine, weight=weight, kind=kind,
-                   monotonic=bool(monotonic))))
-    return draw()
+    return ExponentialMechanism._named(
+        "exponential_mechanism", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        range_sensitivity=range_sensitivity, clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
@@ -194,6 +584,8 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                      monotonic: bool = False, clip_range: tuple[float, float] | None = None,
                      budget: Any = None, rng: RNGLike = None, backend: Backend = None) -> int:
     """Report-noisy-max with Laplace noise: ``argmax_i scores[i] + Laplace(b)``.
+
+    A one-line convenience over :class:`ReportNoisyMax` (same draws at the same seed).
 
     ``b = 2 sensitivity / epsilon`` for general scores, ``sensitivity / epsilon`` with
     ``monotonic=True``. (Report-noisy-max with *exponential* noise is permute-and-flip in
@@ -246,20 +638,10 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     -------
     O(m).
     """
-    caller = "report_noisy_max"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    scale = _noise_parameter(_div_up(c * be.effective_sensitivity(base, kind=kind), eps),
-                             "noise scale", caller)
-    draw = be.prepare_report_noisy_max(q, scale, sensitivity=base, monotonic=bool(monotonic),
-                                       epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=rho_pure(eps),
-                                 note=_note(be, base, 1, draw.engine, scale=scale,
-                                            monotonic=bool(monotonic))))
-    return draw()
+    return ReportNoisyMax._named(
+        "report_noisy_max", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
@@ -267,7 +649,8 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                      budget: Any = None, rng: RNGLike = None, backend: Backend = None) -> int:
     """Permute-and-flip (McKenna and Sheldon 2020, Algorithm 1).
 
-    Visit the candidates in a uniformly random order and stop at the first ``r`` whose coin
+    A one-line convenience over :class:`PermuteAndFlip` (same draws at the same seed). Visit the
+    candidates in a uniformly random order and stop at the first ``r`` whose coin
     ``Bernoulli(exp(w (q_r - max q)))`` lands heads, ``w = epsilon / (2 sensitivity)``
     (``epsilon / sensitivity`` when monotonic). Equivalent in distribution to report-noisy-max
     with Exponential(1/w) noise [D+21], which is how the numpy backend draws it; the secure
@@ -313,20 +696,10 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     -------
     O(m) (numpy); expected O(m) exact coins at worst (secure).
     """
-    caller = "permute_and_flip"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
-                              "weight", caller)
-    draw = be.prepare_permute_and_flip(q, weight, sensitivity=base, monotonic=bool(monotonic),
-                                       epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=rho_pure(eps),
-                                 note=_note(be, base, 1, draw.engine, weight=weight,
-                                            monotonic=bool(monotonic))))
-    return draw()
+    return PermuteAndFlip._named(
+        "permute_and_flip", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensitivity: float,
