@@ -8,9 +8,10 @@ release, composition and auditing.
   (:mod:`~dpsubmod.privacy.mechanisms` states the contract): additive noise
   (:mod:`~dpsubmod.privacy.additive`: Laplace, Gaussian, l2 Laplace), selection
   (:mod:`~dpsubmod.privacy.selection`: exponential mechanism, report-noisy-max,
-  permute-and-flip, Hedge's exponential weights), the exponential mechanism over the bases of
-  a product law (:mod:`~dpsubmod.privacy.product`), each with its one-line free function, and
-  the calibration helpers and privacy maps as functions (:mod:`~dpsubmod.privacy.calibration`);
+  permute-and-flip), Hedge's exponential weights (:mod:`~dpsubmod.privacy.weights`), the
+  exponential mechanism over the bases of a product law (:mod:`~dpsubmod.privacy.product`), each
+  with its one-line free function, and the calibration helpers and privacy maps as functions
+  (:mod:`~dpsubmod.privacy.calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
   advance, and :func:`split_budget`, the one way a call splits its budget over its steps;
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
@@ -49,10 +50,11 @@ _WHERE = {
     "mechanisms": ("Mechanism",),
     "additive": ("Gaussian", "L2Laplace", "Laplace", "gaussian", "l2_laplace", "laplace"),
     "selection": (
-        "ExponentialMechanism", "ExponentialWeights", "PermuteAndFlip", "ReportNoisyMax",
+        "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
         "exponential_mechanism", "exponential_mechanism_probabilities", "permute_and_flip",
         "permute_and_flip_probabilities", "report_noisy_max",
     ),
+    "weights": ("ExponentialWeights",),
     "product": ("ProductBaseExponential",),
     "plan": ("PrivacyPlan",),
     "zcdp": ("rho_for_target", "zcdp_to_dp",),
