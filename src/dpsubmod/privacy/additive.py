@@ -75,7 +75,50 @@ class _Additive(Mechanism):
         return float(out.reshape(())) if x[1] else out
 
 
-class Laplace(_Additive):
+class _PureAdditive(_Additive):
+    """Pure epsilon-DP additive noise whose scale is ``Delta_eff / epsilon`` (rounded up); the
+    privacy map at input distance ``d`` is ``d_eff / scale``, rounded up."""
+
+    def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 1,
+                 backend: Backend = None, rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.dim = epsilon, sensitivity, dim
+        self.backend, self.rng = backend, rng
+        self._dim = _dim(dim, self._caller)
+        self._validate(epsilon, sensitivity, backend, rng)
+        self._check_backend()
+        self._scale = _noise_parameter(_div_up(self._effective(), self._eps), "noise scale",
+                                       self._caller)
+
+    def _check_backend(self) -> None:
+        """Refuse a backend with no sampler for this noise (before anything is computed)."""
+
+    @property
+    def scale(self) -> float:
+        """The noise scale (Laplace ``b``; l2 Laplace: the radius scale ``s``)."""
+        return self._scale
+
+    def _law(self, d: float) -> tuple[str, float] | None:
+        return None
+
+    def _pure_event(self, eps: float, sens: float, engine: str) -> PrivacyEvent:
+        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho_pure(eps),
+                            note=_note(self._backend, sens, self._dim, engine, scale=self._scale),
+                            law=self._law(sens), **self._fields(engine))
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, self._sens, engine)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        return self._pure_event(_div_up(self._effective(d_in), self._scale), d_in,
+                                self._backend.engine)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
+                f"sensitivity={self.sensitivity!r}, dim={self.dim!r}, "
+                f"backend={self._backend!r})")
+
+
+class Laplace(_PureAdditive):
     """Laplace mechanism: ``value`` plus i.i.d. Laplace noise of scale ``sensitivity / epsilon``.
 
     Parameters
@@ -122,47 +165,13 @@ class Laplace(_Additive):
     mechanism = "laplace"
     _kind = "l1"
 
-    def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 1,
-                 backend: Backend = None, rng: RNGLike = None) -> None:
-        self.epsilon, self.sensitivity, self.dim = epsilon, sensitivity, dim
-        self.backend, self.rng = backend, rng
-        caller = self._caller
-        self._eps = _epsilon(epsilon, caller)
-        self._sens = _sensitivity(sensitivity, caller)
-        self._dim = _dim(dim, caller)
-        self._backend = resolve_backend(backend, rng)
-        self._scale = _noise_parameter(_div_up(self._effective(), self._eps), "noise scale",
-                                       caller)
-
-    @property
-    def scale(self) -> float:
-        """The Laplace scale ``b``."""
-        return self._scale
-
     def _law(self, d: float) -> tuple[str, float] | None:
         return _law("laplace", self._scale, d) if (_exact_law(self._backend)
                                                     and self._dim == 1) else None
 
-    def _event(self, engine: str) -> PrivacyEvent:
-        return PrivacyEvent("laplace", self._eps, 0.0, rho=rho_pure(self._eps),
-                            note=_note(self._backend, self._sens, self._dim, engine,
-                                       scale=self._scale),
-                            law=self._law(self._sens), **self._fields(engine))
-
-    def _event_at(self, d_in: float) -> PrivacyEvent:
-        eps = _div_up(self._effective(d_in), self._scale)
-        engine = self._backend.engine
-        return PrivacyEvent("laplace", eps, 0.0, rho=rho_pure(eps),
-                            note=_note(self._backend, d_in, self._dim, engine, scale=self._scale),
-                            law=self._law(d_in), **self._fields(engine))
-
     def _prepare(self, x: tuple[np.ndarray, bool]) -> Release:
         return self._backend.prepare_laplace(x[0], self._scale, sensitivity=self._sens,
                                              epsilon=self._eps)
-
-    def __repr__(self) -> str:
-        return (f"Laplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
-                f"dim={self.dim!r}, backend={self._backend!r})")
 
 
 class Gaussian(_Additive):
@@ -170,14 +179,9 @@ class Gaussian(_Additive):
 
     Parameters
     ----------
-    sensitivity : float
-        l2 sensitivity of the query.
-    epsilon, delta : float, optional
-        Target (epsilon, delta) with delta in (0, 1); mutually exclusive with ``rho``.
-    rho : float, optional
-        Target zCDP budget; then ``sigma = Delta / sqrt(2 rho)``.
-    calibration : {"analytic", "classic", "zcdp"} or None, default=None
-        As in :func:`gaussian`.
+    sensitivity, epsilon, delta, rho, calibration
+        The l2 sensitivity and the target, (epsilon, delta) or rho (zCDP), and how the target
+        becomes sigma: as in :func:`gaussian`.
     dim : int, default=1
         Number of coordinates of a release.
     backend, rng
@@ -290,7 +294,7 @@ class Gaussian(_Additive):
                 f"backend={self._backend!r})")
 
 
-class L2Laplace(_Additive):
+class L2Laplace(_PureAdditive):
     """l2 ("high-dimensional") Laplace mechanism: noise density proportional to
     ``exp(-epsilon ||z||_2 / sensitivity)`` on R^dim.
 
@@ -312,44 +316,14 @@ class L2Laplace(_Additive):
     mechanism = "l2_laplace"
     _kind = "l2"
 
-    def __init__(self, *, epsilon: float, sensitivity: float, dim: int = 1,
-                 backend: Backend = None, rng: RNGLike = None) -> None:
-        self.epsilon, self.sensitivity, self.dim = epsilon, sensitivity, dim
-        self.backend, self.rng = backend, rng
-        caller = self._caller
-        self._eps = _epsilon(epsilon, caller)
-        self._sens = _sensitivity(sensitivity, caller)
-        self._dim = _dim(dim, caller)
-        be = self._backend = resolve_backend(backend, rng)
-        if be.discrete:
-            be.add_l2_laplace(np.zeros(self._dim), 1.0, sensitivity=self._sens)  # its refusal
-        self._scale = _noise_parameter(_div_up(self._effective(), self._eps), "noise scale",
-                                       caller)
-
-    @property
-    def scale(self) -> float:
-        """The radius scale ``s`` (Gamma(dim, s) radius)."""
-        return self._scale
-
-    def _event(self, engine: str) -> PrivacyEvent:
-        return PrivacyEvent("l2_laplace", self._eps, 0.0, rho=rho_pure(self._eps),
-                            note=_note(self._backend, self._sens, self._dim, scale=self._scale),
-                            **self._fields(engine))
-
-    def _event_at(self, d_in: float) -> PrivacyEvent:
-        eps = _div_up(self._effective(d_in), self._scale)
-        return PrivacyEvent("l2_laplace", eps, 0.0, rho=rho_pure(eps),
-                            note=_note(self._backend, d_in, self._dim, scale=self._scale),
-                            **self._fields(self._backend.engine))
+    def _check_backend(self) -> None:
+        if self._backend.discrete:  # its explanatory refusal
+            self._backend.add_l2_laplace(np.zeros(self._dim), 1.0, sensitivity=self._sens)
 
     def _prepare(self, x: tuple[np.ndarray, bool]) -> Release:
         be, values = self._backend, x[0]
         return Release(be.engine, lambda: be.add_l2_laplace(values, self._scale,
                                                             sensitivity=self._sens))
-
-    def __repr__(self) -> str:
-        return (f"L2Laplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, "
-                f"dim={self.dim!r}, backend={self._backend!r})")
 
 
 def laplace(value: float | np.ndarray, *, epsilon: float, sensitivity: float,

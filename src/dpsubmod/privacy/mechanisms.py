@@ -81,8 +81,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from ._inputs import _charge, _check_budget, _sensitivity
+from .._rng import RNGLike
+from ._inputs import _charge, _check_budget, _epsilon, _sensitivity
 from ._noise_backend import NoiseBackend, Release
+from .backends import resolve_backend
 from .events import PrivacyEvent
 
 __all__ = ["Mechanism"]
@@ -128,6 +130,14 @@ class Mechanism(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._caller = cls.__name__  # the name its errors give; a free function sets its own
+
+    def _validate(self, epsilon: object, sensitivity: object, backend: object,
+                  rng: RNGLike) -> None:
+        """The shared part of a constructor: ``epsilon`` and ``sensitivity`` checked under the
+        caller's name, the backend resolved once."""
+        self._eps = _epsilon(epsilon, self._caller)
+        self._sens = _sensitivity(sensitivity, self._caller)
+        self._backend = resolve_backend(backend, rng)  # type: ignore[arg-type]
 
     @property
     def noise_backend(self) -> NoiseBackend:

@@ -25,12 +25,10 @@ from ._inputs import (
     _charge,
     _check_budget,
     _div_down,
-    _epsilon,
     _mul_up,
     _noise_parameter,
-    _sensitivity,
 )
-from .backends import NoiseBackend, resolve_backend
+from .backends import NoiseBackend
 from .events import PrivacyEvent, rho_exponential
 from .mechanisms import Mechanism
 
@@ -101,10 +99,8 @@ class ProductBaseExponential(Mechanism):
         self.epsilon, self.sensitivity, self.cover_size = epsilon, sensitivity, cover_size
         self.backend, self.rng = backend, rng
         caller = self._caller
-        self._eps = _epsilon(epsilon, caller)
-        self._sens = _sensitivity(sensitivity, caller)
         self._m = check_int(cover_size, "cover_size", low=1, caller=caller)
-        self._backend = resolve_backend(backend, rng)
+        self._validate(epsilon, sensitivity, backend, rng)
         if self._backend.name != "numpy":
             raise ValidationError(
                 f"{caller} draws with a floating-point product sampler; only the 'numpy' noise "

@@ -84,15 +84,46 @@ class _Selection(Mechanism):
     def _input(self, scores: Any) -> np.ndarray:
         return _scores(scores, self._caller, self._clip)
 
-    def _pure_event(self, eps: float, engine: str, sens: float, **params: Any) -> PrivacyEvent:
+    def _calibrate(self, unit: float) -> float:
+        """The noise parameter from ``c`` times the effective sensitivity."""
+        raise NotImplementedError
+
+    def _epsilon_at(self, unit: float) -> float:
+        """The privacy map: epsilon from ``c`` times an effective sensitivity."""
+        raise NotImplementedError
+
+    def _params(self) -> dict[str, Any]:
+        """The noise parameter and the options the event's note states."""
+        raise NotImplementedError
+
+    def _pure_event(self, eps: float, engine: str, sens: float) -> PrivacyEvent:
         rho = rho_exponential(eps) if self.mechanism == "exponential_mechanism" else rho_pure(eps)
         return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho,
-                            note=_note(self._backend, sens, 1, engine, **params),
+                            note=_note(self._backend, sens, 1, engine, **self._params()),
                             **self._fields(engine))
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, engine, self._sens)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        return self._pure_event(self._epsilon_at(self._c * self._effective(d_in)),
+                                self._backend.engine, d_in)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(epsilon={self._eps!r}, sensitivity={self._sens!r}, "
                 f"kind={self._kind!r}, monotonic={self._mono}, backend={self._backend!r})")
+
+
+class _PureSelection(_Selection):
+    """The constructor of report-noisy-max and permute-and-flip (no range sensitivity)."""
+
+    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.clip_range, self.backend, self.rng = clip_range, backend, rng
+        self._value = self._calibrate(self._setup(epsilon, sensitivity, monotonic, None,
+                                                  clip_range, backend, rng))
 
 
 class ExponentialMechanism(_Selection):
@@ -148,24 +179,23 @@ class ExponentialMechanism(_Selection):
         self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
         self.range_sensitivity, self.clip_range = range_sensitivity, clip_range
         self.backend, self.rng = backend, rng
-        unit = self._setup(epsilon, sensitivity, monotonic, range_sensitivity, clip_range,
-                           backend, rng)
-        self._weight = _noise_parameter(_div_down(self._eps, unit), "weight", self._caller,
-                                        sensitivity=_sensitivity_name(self._kind))
+        self._weight = self._calibrate(self._setup(epsilon, sensitivity, monotonic,
+                                                   range_sensitivity, clip_range, backend, rng))
 
     @property
     def weight(self) -> float:
         """The weight ``w`` of ``exp(w * score)``."""
         return self._weight
 
-    def _event(self, engine: str) -> PrivacyEvent:
-        return self._pure_event(self._eps, engine, self._sens, weight=self._weight,
-                                kind=self._kind, monotonic=self._mono)
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_down(self._eps, unit), "weight", self._caller,
+                                sensitivity=_sensitivity_name(self._kind))
 
-    def _event_at(self, d_in: float) -> PrivacyEvent:
-        eps = _mul_up(self._weight, self._c * self._effective(d_in))
-        return self._pure_event(eps, self._backend.engine, d_in, weight=self._weight,
-                                kind=self._kind, monotonic=self._mono)
+    def _epsilon_at(self, unit: float) -> float:
+        return _mul_up(self._weight, unit)
+
+    def _params(self) -> dict[str, Any]:
+        return {"weight": self._weight, "kind": self._kind, "monotonic": self._mono}
 
     def _prepare(self, q: np.ndarray) -> Release:
         return self._backend.prepare_exponential(q, self._weight, sensitivity=self._sens,
@@ -173,7 +203,7 @@ class ExponentialMechanism(_Selection):
                                                  epsilon=self._eps)
 
 
-class ReportNoisyMax(_Selection):
+class ReportNoisyMax(_PureSelection):
     """Report-noisy-max with Laplace noise: ``argmax_i q_i + Laplace(b)``.
 
     Parameters
@@ -199,44 +229,32 @@ class ReportNoisyMax(_Selection):
 
     mechanism = "report_noisy_max"
 
-    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
-                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
-                 rng: RNGLike = None) -> None:
-        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
-        self.clip_range, self.backend, self.rng = clip_range, backend, rng
-        unit = self._setup(epsilon, sensitivity, monotonic, None, clip_range, backend, rng)
-        self._scale = _noise_parameter(_div_up(unit, self._eps), "noise scale", self._caller)
-
     @property
     def scale(self) -> float:
         """The Laplace scale ``b``."""
-        return self._scale
+        return self._value
 
-    def _event(self, engine: str) -> PrivacyEvent:
-        return self._pure_event(self._eps, engine, self._sens, scale=self._scale,
-                                monotonic=self._mono)
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_up(unit, self._eps), "noise scale", self._caller)
 
-    def _event_at(self, d_in: float) -> PrivacyEvent:
-        eps = _div_up(self._c * self._effective(d_in), self._scale)
-        return self._pure_event(eps, self._backend.engine, d_in, scale=self._scale,
-                                monotonic=self._mono)
+    def _epsilon_at(self, unit: float) -> float:
+        return _div_up(unit, self._value)
+
+    def _params(self) -> dict[str, Any]:
+        return {"scale": self._value, "monotonic": self._mono}
 
     def _prepare(self, q: np.ndarray) -> Release:
-        return self._backend.prepare_report_noisy_max(q, self._scale, sensitivity=self._sens,
+        return self._backend.prepare_report_noisy_max(q, self._value, sensitivity=self._sens,
                                                       monotonic=self._mono, epsilon=self._eps)
 
 
-class PermuteAndFlip(_Selection):
+class PermuteAndFlip(_PureSelection):
     """Permute-and-flip (McKenna and Sheldon 2020, Algorithm 1).
 
     Parameters
     ----------
-    epsilon : float
-    sensitivity : float
-    monotonic : bool, default=False
-    clip_range : (float, float), optional
-    backend, rng
-        As in :class:`ExponentialMechanism`.
+    epsilon, sensitivity, monotonic, clip_range, backend, rng
+        As in :class:`ReportNoisyMax`.
 
     Attributes
     ----------
@@ -252,30 +270,22 @@ class PermuteAndFlip(_Selection):
 
     mechanism = "permute_and_flip"
 
-    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
-                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
-                 rng: RNGLike = None) -> None:
-        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
-        self.clip_range, self.backend, self.rng = clip_range, backend, rng
-        unit = self._setup(epsilon, sensitivity, monotonic, None, clip_range, backend, rng)
-        self._weight = _noise_parameter(_div_down(self._eps, unit), "weight", self._caller)
-
     @property
     def weight(self) -> float:
         """The weight ``w`` of the acceptance probabilities."""
-        return self._weight
+        return self._value
 
-    def _event(self, engine: str) -> PrivacyEvent:
-        return self._pure_event(self._eps, engine, self._sens, weight=self._weight,
-                                monotonic=self._mono)
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_down(self._eps, unit), "weight", self._caller)
 
-    def _event_at(self, d_in: float) -> PrivacyEvent:
-        eps = _mul_up(self._weight, self._c * self._effective(d_in))
-        return self._pure_event(eps, self._backend.engine, d_in, weight=self._weight,
-                                monotonic=self._mono)
+    def _epsilon_at(self, unit: float) -> float:
+        return _mul_up(self._value, unit)
+
+    def _params(self) -> dict[str, Any]:
+        return {"weight": self._value, "monotonic": self._mono}
 
     def _prepare(self, q: np.ndarray) -> Release:
-        return self._backend.prepare_permute_and_flip(q, self._weight, sensitivity=self._sens,
+        return self._backend.prepare_permute_and_flip(q, self._value, sensitivity=self._sens,
                                                       monotonic=self._mono, epsilon=self._eps)
 
 
