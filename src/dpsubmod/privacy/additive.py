@@ -115,7 +115,7 @@ class _PureAdditive(_Additive):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
                 f"sensitivity={self.sensitivity!r}, dim={self.dim!r}, "
-                f"backend={self._backend!r})")
+                f"backend={self.backend!r})")
 
 
 class Laplace(_PureAdditive):
@@ -291,7 +291,7 @@ class Gaussian(_Additive):
         target = (f"rho={self.rho!r}" if self.rho is not None
                   else f"epsilon={self.epsilon!r}, delta={self.delta!r}")
         return (f"Gaussian(sensitivity={self.sensitivity!r}, {target}, dim={self.dim!r}, "
-                f"backend={self._backend!r})")
+                f"backend={self.backend!r})")
 
 
 class L2Laplace(_PureAdditive):

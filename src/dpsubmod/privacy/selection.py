@@ -110,8 +110,9 @@ class _Selection(Mechanism):
                                 self._backend.engine, d_in)
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(epsilon={self._eps!r}, sensitivity={self._sens!r}, "
-                f"kind={self._kind!r}, monotonic={self._mono}, backend={self._backend!r})")
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
+                f"sensitivity={self.sensitivity!r}, monotonic={self.monotonic!r}, "
+                f"backend={self.backend!r})")
 
 
 class _PureSelection(_Selection):

@@ -196,5 +196,5 @@ class ExponentialWeights(Mechanism):
         return out
 
     def __repr__(self) -> str:
-        return (f"ExponentialWeights(weight={self._weight!r}, sensitivity={self._sens!r}, "
-                f"rows={self._rows}, backend={self._backend!r})")
+        return (f"ExponentialWeights(weight={self.weight!r}, sensitivity={self.sensitivity!r}, "
+                f"rows={self.rows!r}, backend={self.backend!r})")
