@@ -158,8 +158,10 @@ class Mechanism(ABC):
         -------
         PrivacyEvent
             At the declared sensitivity: exactly the event :meth:`release` charges (its
-            ``backend`` and ``engine`` fields name the backend and engine that draw). At
-            another ``d_in``: the guarantee the same noise gives at that distance.
+            ``backend`` and ``engine`` fields name the backend and engine that draw; a grid
+            draw whose values leave OpenDP's 64-bit range falls back to the pure-Python engine,
+            and the event it charges names that engine). At another ``d_in``: the guarantee
+            the same noise gives at that distance.
         """
         if d_in is None:
             return self._event(self._backend.engine)
