@@ -358,3 +358,22 @@ def test_budget_file_round_trips_backend_and_engine(tmp_path):
     assert first.backend == "numpy" and first.engine.startswith("numpy-")
     assert second.backend == "" and "backend" not in again.releases[1]
     assert again.releases[0]["backend"] == "numpy"
+
+
+def test_one_import_address_per_public_name():
+    import importlib
+
+    import dpsubmod.privacy as face
+
+    homes: dict[str, list[str]] = {}
+    for module in ("additive", "selection", "weights", "product", "mechanisms", "calibration",
+                   "continual"):
+        mod = importlib.import_module(f"dpsubmod.privacy.{module}")
+        for name in mod.__all__:
+            homes.setdefault(name, []).append(module)
+    assert {n: m for n, m in homes.items() if len(m) > 1} == {}
+    mechanisms = importlib.import_module("dpsubmod.privacy.mechanisms")
+    assert mechanisms.__all__ == ["Mechanism"] and not hasattr(mechanisms, "laplace")
+    for name in ("Laplace", "ExponentialWeights", "ProductBaseExponential", "laplace",
+                 "exponential_mechanism", "gaussian_sigma_zcdp"):
+        assert getattr(face, name).__module__.rpartition(".")[2] in homes[name]

@@ -21,7 +21,6 @@ from ._inputs import (
     _positive,
     _sensitivity,
 )
-from ._noise_backend import Release
 from .backends import NoiseBackend, resolve_backend
 from .events import PrivacyEvent, rho_exponential
 from .mechanisms import Mechanism
@@ -118,9 +117,6 @@ class ExponentialWeights(Mechanism):
             )
         return G
 
-    def _prepare(self, G: np.ndarray) -> Release:
-        return Release(self._backend.engine, lambda: self._rows_draw(G))
-
     def release(self, scores: Any, *, budget: Any = None, distinct: bool = False) -> np.ndarray:
         """Charge :meth:`privacy_map`'s event to ``budget``, then draw one index per row.
 
@@ -135,17 +131,18 @@ class ExponentialWeights(Mechanism):
         -------
         numpy.ndarray of int64, shape (rows,)
         """
-        if not distinct:
-            return super().release(scores, budget=budget)
+        # The base class's path without its prepared Release: every engine here draws row by
+        # row after the charge, and Hedge calls this once a round.
         _check_budget(budget, self._caller)
         G = self._input(scores)
-        if G.shape[0] > G.shape[1]:
+        if distinct and G.shape[0] > G.shape[1]:
             raise ValidationError(
                 f"{self._caller}.release(distinct=True) needs rows <= m; got scores of shape "
                 f"{G.shape}. Pass distinct=False."
             )
-        _charge(budget, self._caller, lambda: self._event(self._backend.engine))
-        return self._distinct_draw(G)
+        if budget is not None:
+            _charge(budget, self._caller, lambda: self._event(self._backend.engine))
+        return self._distinct_draw(G) if distinct else self._rows_draw(G)
 
     def _rows_draw(self, G: np.ndarray) -> np.ndarray:
         be, w = self._backend, self._weight
