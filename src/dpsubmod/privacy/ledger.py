@@ -76,8 +76,16 @@ class PrivacyReport:
         return sum(e.count for e in self.events)
 
     def event(self, label: str, note: str = "") -> PrivacyEvent:
-        """This guarantee as one event, the form in which a call is charged to a budget."""
-        return PrivacyEvent(label, self.epsilon, self.delta, self.rho, 1, note)
+        """This guarantee as one event, the form in which a call is charged to a budget.
+
+        Its ``backend`` and ``engine`` fields are those of the events when they all name the
+        same one (empty otherwise).
+        """
+        backends = {e.backend for e in self.events}
+        engines = {e.engine for e in self.events}
+        return PrivacyEvent(label, self.epsilon, self.delta, self.rho, 1, note,
+                            backend=backends.pop() if len(backends) == 1 else "",
+                            engine=engines.pop() if len(engines) == 1 else "")
 
     def _uses_text(self) -> str:
         groups: dict[tuple, int] = {}
