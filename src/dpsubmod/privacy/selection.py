@@ -51,19 +51,6 @@ def _sensitivity_name(kind: str) -> str:
     return "range_sensitivity" if kind == "range" else "sensitivity"
 
 
-def _law_weight(q: np.ndarray, eps: float, base: float, kind: str, c: float, backend: Backend,
-                caller: str) -> tuple[float, np.ndarray]:
-    """The weight and scores of a selection's exact law, as its draws would use them: with a
-    grid backend the effective sensitivity and the grid-rounded scores. A weight outside
-    floating-point range is refused as the sampler refuses it (the law would be NaN, or a
-    uniform law the sampler never draws)."""
-    be = None if backend is None else resolve_backend(backend)
-    eff = base if be is None else be.effective_sensitivity(base, kind=kind)
-    weight = _noise_parameter(_div_down(eps, c * eff), "weight", caller,
-                              sensitivity=_sensitivity_name(kind))
-    return weight, (q if be is None else be.quantize_scores(q, sensitivity=base))
-
-
 class _Selection(Mechanism):
     """Shared parameters of the selection mechanisms: epsilon, the sensitivity (its kind and the
     factor ``c`` with range ``c * sensitivity``), the clip range and the backend."""
@@ -83,6 +70,11 @@ class _Selection(Mechanism):
 
     def _input(self, scores: Any) -> np.ndarray:
         return _scores(scores, self._caller, self._clip)
+
+    def _law_scores(self, scores: Any) -> np.ndarray:
+        """The scores as the sampler sees them: checked, clipped, and rounded to a grid
+        backend's grid (exact output distributions are computed from these)."""
+        return self._backend.quantize_scores(self._input(scores), sensitivity=self._sens)
 
     def _calibrate(self, unit: float) -> float:
         """The noise parameter from ``c`` times the effective sensitivity."""
@@ -203,6 +195,23 @@ class ExponentialMechanism(_Selection):
                                                  kind=self._kind, monotonic=self._mono,
                                                  epsilon=self._eps)
 
+    def probabilities(self, scores: Any, *, log: bool = False) -> np.ndarray:
+        """The exact output distribution of :meth:`release` on ``scores`` (softmax in log space,
+        on the scores as the sampler sees them); nothing is drawn or charged.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m,)
+            Probabilities (or log-probabilities with ``log=True``; ``-inf`` for infeasible
+            candidates).
+        """
+        q, weight = self._law_scores(scores), self._weight
+        # a huge weight may overflow a gap to -inf: the limit law (probability 0), no warning
+        with np.errstate(over="ignore"):
+            z = weight * (q - q[np.isfinite(q)].max())
+        logp = z - special.logsumexp(z[np.isfinite(z)])
+        return logp if log else np.exp(logp)
+
 
 class ReportNoisyMax(_PureSelection):
     """Report-noisy-max with Laplace noise: ``argmax_i q_i + Laplace(b)``.
@@ -288,6 +297,30 @@ class PermuteAndFlip(_PureSelection):
     def _prepare(self, q: np.ndarray) -> Release:
         return self._backend.prepare_permute_and_flip(q, self._value, sensitivity=self._sens,
                                                       monotonic=self._mono, epsilon=self._eps)
+
+    def probabilities(self, scores: Any) -> np.ndarray:
+        """The exact output distribution of :meth:`release` on ``scores`` (see
+        :func:`permute_and_flip_probabilities`); nothing is drawn or charged."""
+        q, weight = self._law_scores(scores), self._value
+        finite = np.isfinite(q)
+        p = np.zeros(q.size)
+        with np.errstate(over="ignore"):  # a gap overflowing to -inf: acceptance 0, the limit
+            p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
+        live = np.flatnonzero(p > 0)
+        pl = p[live]
+        nodes, wts = special.roots_legendre(live.size // 2 + 1)
+        t = (nodes + 1.0) / 2.0
+        wts = wts / 2.0
+        log_all = np.zeros(t.size)
+        block = max(1, 4_000_000 // t.size)
+        for s in range(0, pl.size, block):
+            log_all += np.log1p(-np.outer(t, pl[s:s + block])).sum(axis=1)
+        out = np.zeros(q.size)
+        for s in range(0, pl.size, block):
+            lb = np.log1p(-np.outer(t, pl[s:s + block]))
+            inner = (wts[:, None] * np.exp(log_all[:, None] - lb)).sum(axis=0)
+            out[live[s:s + block]] = pl[s:s + block] * inner
+        return out
 
 
 def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
@@ -388,7 +421,8 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
                                         clip_range: tuple[float, float] | None = None,
                                         log: bool = False, backend: Backend = None
                                         ) -> np.ndarray:
-    """Exact output distribution of :func:`exponential_mechanism` (softmax in log space).
+    """Exact output distribution of :func:`exponential_mechanism` (softmax in log space): a
+    one-line convenience over :meth:`ExponentialMechanism.probabilities`.
 
     Same parameters as :func:`exponential_mechanism`. With a grid ``backend`` (an instance or
     ``"secure"``) the distribution is that of its draws: scores rounded to its grid and the
@@ -402,16 +436,11 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
         Probabilities (or log-probabilities with ``log=True``; ``-inf`` for infeasible
         candidates).
     """
-    caller = "exponential_mechanism_probabilities"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
-    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
-    # a huge weight may overflow a gap to -inf: the limit law (probability 0), not worth a warning
-    with np.errstate(over="ignore"):
-        z = weight * (q - q[np.isfinite(q)].max())
-    logp = z - special.logsumexp(z[np.isfinite(z)])
-    return logp if log else np.exp(logp)
+    return ExponentialMechanism._named(
+        "exponential_mechanism_probabilities", epsilon=epsilon, sensitivity=sensitivity,
+        monotonic=monotonic, range_sensitivity=range_sensitivity, clip_range=clip_range,
+        backend=backend,
+    ).probabilities(scores, log=log)
 
 
 def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
@@ -540,7 +569,8 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
                                    monotonic: bool = False,
                                    clip_range: tuple[float, float] | None = None,
                                    backend: Backend = None) -> np.ndarray:
-    """Exact output distribution of :func:`permute_and_flip`.
+    """Exact output distribution of :func:`permute_and_flip`: a one-line convenience over
+    :meth:`PermuteAndFlip.probabilities`.
 
     With acceptance probabilities ``p_j = exp(w (q_j - max q))`` and the random order given by
     i.i.d. uniform arrival times, candidate ``i`` is selected with probability
@@ -561,27 +591,7 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
     -------
     O(m^2) time, O(m) memory per block of candidates.
     """
-    caller = "permute_and_flip_probabilities"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
-    finite = np.isfinite(q)
-    p = np.zeros(q.size)
-    with np.errstate(over="ignore"):  # a gap overflowing to -inf: acceptance 0, the limit
-        p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
-    live = np.flatnonzero(p > 0)
-    pl = p[live]
-    nodes, wts = special.roots_legendre(live.size // 2 + 1)
-    t = (nodes + 1.0) / 2.0
-    wts = wts / 2.0
-    log_all = np.zeros(t.size)
-    block = max(1, 4_000_000 // t.size)
-    for s in range(0, pl.size, block):
-        log_all += np.log1p(-np.outer(t, pl[s:s + block])).sum(axis=1)
-    out = np.zeros(q.size)
-    for s in range(0, pl.size, block):
-        lb = np.log1p(-np.outer(t, pl[s:s + block]))
-        inner = (wts[:, None] * np.exp(log_all[:, None] - lb)).sum(axis=0)
-        out[live[s:s + block]] = pl[s:s + block] * inner
-    return out
+    return PermuteAndFlip._named(
+        "permute_and_flip_probabilities", epsilon=epsilon, sensitivity=sensitivity,
+        monotonic=monotonic, clip_range=clip_range, backend=backend,
+    ).probabilities(scores)
