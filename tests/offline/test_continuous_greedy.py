@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 
+import dpsubmod.privacy as mech
 from dpsubmod import maximize
 from dpsubmod.constraints import (
     GraphicMatroid,
@@ -36,7 +37,6 @@ from dpsubmod.offline.continuous_greedy import (
     private_continuous_greedy_layers,
 )
 from dpsubmod.polytopes import MatroidPolytope
-from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.audit import audit, exact_check, sequential_distribution
 from oracles import TableFunction, all_masks, brute_force_max, chi_square_pvalue
 

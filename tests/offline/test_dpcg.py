@@ -17,6 +17,7 @@ import pytest
 from scipy import integrate, optimize, stats
 from scipy.special import ndtr
 
+import dpsubmod.privacy as mech
 from dpsubmod import maximize
 from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
@@ -31,7 +32,6 @@ from dpsubmod.offline.dpcg import (
     dpcg_utility_gap,
 )
 from dpsubmod.polytopes import MatroidPolytope
-from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.audit import exact_check
 from oracles import TableFunction, all_masks, brute_force_max
 

@@ -17,9 +17,9 @@ import math
 import pytest
 from scipy.special import ndtr
 
+import dpsubmod.privacy as mech
 from dpsubmod.functions import Coverage
 from dpsubmod.offline.dpcg import dpcg, dpcg_curvature, dpcg_noise_scale
-from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.composition import even_share
 from dpsubmod.privacy.zcdp import rho_for_target
 

@@ -433,7 +433,7 @@ def algorithm_4_distribution(f, rank: int, gamma: float, eps: float, sens: float
     size of the exponential mechanism's law on R x [k]."""
     import itertools
 
-    from dpsubmod.privacy.mechanisms import exponential_mechanism_probabilities
+    from dpsubmod.privacy.selection import exponential_mechanism_probabilities
 
     assert rank == 1
     size = int(ks_sample_sizes(f.n, 1, gamma)[0])

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import dpsubmod.privacy as mechanisms
 from dpsubmod import Budget, BudgetExceededError, maximize, maximize_ksubmodular
 from dpsubmod.constraints import Knapsack, PartitionMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
@@ -18,8 +19,7 @@ from dpsubmod.functions import FacilityLocation, Modular
 from dpsubmod.functions.ksubmodular import KFacilityLocation
 from dpsubmod.offline.registry import KINDS, get_method, list_methods
 from dpsubmod.privacy import PrivacyEvent, SecureBackend
-from dpsubmod.privacy import mechanisms as mechanisms
-from dpsubmod.privacy.mechanisms import exponential_mechanism_probabilities
+from dpsubmod.privacy.selection import exponential_mechanism_probabilities
 from oracles import TableFunction, max_value_change
 
 pg = importlib.import_module("dpsubmod.offline.private_greedy")

@@ -15,6 +15,12 @@ import pytest
 from scipy import stats
 
 from dpsubmod.errors import DPSubmodError, ParameterTypeError, ValidationError
+from dpsubmod.privacy import (
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+    gaussian,
+    laplace,
+)
 from dpsubmod.privacy.audit import (
     AuditResult,
     ExactCheckResult,
@@ -25,12 +31,6 @@ from dpsubmod.privacy.audit import (
     sequential_distribution,
 )
 from dpsubmod.privacy.continual import TreeAggregator
-from dpsubmod.privacy.mechanisms import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    gaussian,
-    laplace,
-)
 
 # Worst case for a non-monotone exponential mechanism with sensitivity 1: candidate 0 drops by
 # 1 while every other candidate rises by 1.

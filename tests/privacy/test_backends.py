@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dpsubmod.privacy as M
 from dpsubmod.errors import ParameterTypeError, ValidationError
 from dpsubmod.privacy import Ledger
 from dpsubmod.privacy import backends as B
-from dpsubmod.privacy import mechanisms as M
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from oracles import chi_square_pvalue  # noqa: E402

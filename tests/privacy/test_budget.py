@@ -18,10 +18,11 @@ import dpsubmod
 from dpsubmod.errors import BudgetExceededError, BudgetFileError, DPSubmodError, ValidationError
 from dpsubmod.online import FIDP, SubmodPFTAL
 from dpsubmod.privacy import Budget, FileBudget, PrivacyEvent
+from dpsubmod.privacy.additive import gaussian, laplace
 from dpsubmod.privacy.composition import even_share, split_budget
 from dpsubmod.privacy.filters import filter_level
 from dpsubmod.privacy.kov import kov_composition
-from dpsubmod.privacy.mechanisms import exponential_mechanism, gaussian, laplace
+from dpsubmod.privacy.selection import exponential_mechanism
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 
 # ------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from dpsubmod.errors import BudgetExceededError
 from dpsubmod.privacy import Budget, FileBudget
-from dpsubmod.privacy.mechanisms import gaussian, laplace
+from dpsubmod.privacy.additive import gaussian, laplace
 
 
 def refusal(budget, **kw):

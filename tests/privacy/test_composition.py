@@ -416,7 +416,7 @@ def test_zcdp_conversion_against_dp_accounting_rdp(dpa, rho, delta):
 
 
 def test_report_reads_the_backend_from_mechanism_notes():
-    from dpsubmod.privacy.mechanisms import laplace
+    from dpsubmod.privacy.additive import laplace
 
     led = Ledger()
     laplace(0.0, epsilon=0.5, sensitivity=1.0, budget=led, rng=0)

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
+import dpsubmod.privacy as M
 from dpsubmod.errors import (
     DPSubmodError,
     InfeasibleConstraintError,
@@ -24,7 +25,6 @@ from dpsubmod.errors import (
     ValidationError,
 )
 from dpsubmod.privacy import Ledger
-from dpsubmod.privacy import mechanisms as M
 from dpsubmod.privacy.backends import NumpyBackend, SecureBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpsubmod.privacy as M
 from dpsubmod.errors import MissingDependencyError, PrivacyMapError, ValidationError
 from dpsubmod.privacy import Budget, Ledger, TreeAggregator, audit, opendp_engine
 from dpsubmod.privacy import backends as B
-from dpsubmod.privacy import mechanisms as M
 from dpsubmod.privacy.exact import grid_units
 from dpsubmod.privacy.plan import PrivacyPlan, backend_engine, backend_name
 from oracles import chi_square_pvalue

@@ -54,7 +54,7 @@ class AuditSetup:
 
 
 def _laplace(eps: float, delta: float, factor: float):
-    from ..privacy.mechanisms import laplace
+    from ..privacy.additive import laplace
 
     def alg(d, g):
         return float(laplace(d, epsilon=eps, sensitivity=factor, rng=g))
@@ -63,7 +63,7 @@ def _laplace(eps: float, delta: float, factor: float):
 
 
 def _gaussian(eps: float, delta: float, factor: float):
-    from ..privacy.mechanisms import gaussian
+    from ..privacy.additive import gaussian
 
     def alg(d, g):
         return float(gaussian(d, epsilon=eps, delta=delta, sensitivity=factor, rng=g))
@@ -72,7 +72,7 @@ def _gaussian(eps: float, delta: float, factor: float):
 
 
 def _exponential(eps: float, delta: float, factor: float):
-    from ..privacy.mechanisms import exponential_mechanism
+    from ..privacy.selection import exponential_mechanism
 
     def alg(d, g):
         return int(exponential_mechanism(d, epsilon=eps, sensitivity=factor, rng=g))

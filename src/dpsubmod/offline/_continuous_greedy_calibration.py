@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .. import privacy as mech
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
-from ..privacy import mechanisms as mech
 from ..privacy.composition import split_budget
 
 __all__ = [

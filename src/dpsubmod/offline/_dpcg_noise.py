@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
+from .. import privacy as mech
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
-from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
 from ..privacy.composition import even_share
 from ..privacy.events import PrivacyEvent, rho_pure

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from ..constraints import Matroid
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ..privacy import mechanisms as mech
 from ._ksubmodular_calibration import _private_setup
 
 __all__ = ["ks_private_output_distribution"]
@@ -50,7 +50,7 @@ def ks_private_output_distribution(f: KSubmodularFunction, constraint: Any, *, e
     """Exact output distribution of :func:`ks_private` (Algorithm 3) on a tiny instance.
 
     Every selection path is enumerated with the mechanism's exact per-step probabilities
-    (:func:`~dpsubmod.privacy.mechanisms.exponential_mechanism_probabilities`, i.e.
+    (:func:`~dpsubmod.privacy.selection.exponential_mechanism_probabilities`, i.e.
     ``softmax(eps' * gains)`` with ``eps' = eps_step / (2 Delta)``), calibrated exactly as
     :func:`ks_private` does. The number of paths is ``prod_t k |Lambda_t|``: use ``n <= 6``,
     ``k <= 3``, ``r <= 3``. Feed two neighbouring objectives to an exact checker

@@ -44,17 +44,18 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints.base import Matroid
 from ..errors import ValidationError
 from ..functions.base import SetFunction
 from ..polytopes.rounding import ConvexDecomposition
-from ..privacy import mechanisms as mech
 from ..privacy.backends import NumpyBackend
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name
+from ..privacy.product import ProductBaseExponential
 from ._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
 from ._continuous import GradientOracle, gradient_sensitivity
 from ._continuous_greedy_calibration import (
@@ -253,18 +254,11 @@ def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreed
     x = np.zeros(n)
     decomposition = ConvexDecomposition(n)
     trace: list[float] = []
+    mechanism = ProductBaseExponential(epsilon=cal.epsilon_step,
+                                       sensitivity=cal.score_sensitivity, cover_size=m, rng=gen)
     for t in range(T):
         g = oracle(x)
-        allowance.charge(PrivacyEvent.exponential(
-            cal.epsilon_step, mechanism="exponential_mechanism",
-            note=f"step {t + 1}/{T}; weight={cal.weight!r}; range sensitivity="
-                 f"{2 * cal.score_sensitivity!r}; cover of averages of {m} bases"))
-        # Every base has r elements, so a constant subtracted from every coordinate leaves the
-        # law unchanged: shifted by the maximum, the log-weights are <= 0, and those below
-        # -1e300 (probability 0 next to the heaviest) are kept finite for the samplers.
-        with np.errstate(over="ignore"):
-            logw = np.maximum(cal.weight * (g - g.max()) / m, -1e300)
-        bases = sampler.sample(logw, m, gen)
+        bases = mechanism.release(g, sampler, budget=allowance, note=f"step {t + 1}/{T}")
         y = np.bincount(bases.ravel(), minlength=n) / m
         trace.append(float(y @ g))
         for b in bases:

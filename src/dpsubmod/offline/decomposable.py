@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
+from .. import privacy as mech
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon, check_real
 from ..errors import SensitivityError, ValidationError
 from ..functions.base import SetFunction
-from ..privacy import mechanisms as mech
 from ..privacy.calibration import exponential_mechanism_weight
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import backend_name

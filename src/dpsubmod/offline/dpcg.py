@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon, check_finite, check_int, check_real
 from ..constraints.knapsack import Knapsack
@@ -60,7 +61,6 @@ from ..errors import ValidationError
 from ..extensions.multilinear import has_closed_form, multilinear_gradient
 from ..functions.base import SetFunction
 from ..polytopes.oracles import KnapsackPolytope
-from ..privacy import mechanisms as mech
 from ..privacy.composition import even_share, proportional_shares
 from ..privacy.events import PrivacyEvent, rho_pure
 from ..privacy.plan import backend_name

@@ -41,13 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._guarantee import utility_guarantee
 from .._rng import RNGLike, as_generator, check_rng
 from .._validation import check_real
 from ..constraints import Matroid
 from ..errors import ValidationError
 from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
 from ..privacy.ledger import Ledger
 from ..privacy.plan import backend_name

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..constraints import Constraint, Knapsack
 from ..errors import ValidationError
 from ..functions.base import FunctionState, SetFunction
-from ..privacy import mechanisms as mech
 from ..privacy.backends import NoiseBackend
 from ..privacy.calibration import exponential_mechanism_weight
 from ..privacy.composition import split_budget

@@ -8,7 +8,6 @@ spend more than the ``epsilon`` the user asked for.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -30,20 +29,16 @@ def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
              guarantee: tuple[float, float] | None = None) -> PrivacyPlan:
     """The plan of one whole run of a learner (its label, planned uses and their rule).
 
-    On a grid backend the engine reported is the one the events' notes name when they agree
-    (a counter whose node-noise scale is beyond OpenDP's range draws with the pure-Python
-    engine, and its event says so), else the backend's own.
+    The engine reported is the one the events' ``engine`` fields name when they agree (a
+    counter whose node-noise scale is beyond OpenDP's range draws with the pure-Python engine,
+    and its event says so), else the backend's own.
     """
     events = tuple(events)
-    engines = {m.group(1) for e in events for m in _ENGINE.finditer(e.note)}
+    engines = {e.engine for e in events if e.engine}
     return PrivacyPlan(label=label, events=events, delta=delta, composition=composition,
                        neighbouring=neighbouring, backend=backend_name(backend),
                        simulation=is_simulation(backend, rng), guarantee=guarantee,
                        engine=engines.pop() if len(engines) == 1 else None)
-
-
-#: The engine in a grid backend's label: ``secure(granularity=2^-20)@opendp-0.16.0``.
-_ENGINE = re.compile(r"\)@([A-Za-z0-9_.+-]+)")
 
 
 def learner_backend(owner: Any, backend: Any, rng: Any, caller: str,

@@ -7,7 +7,7 @@ end replay the last batch's set and feed nothing. In batch ``j`` every round pla
 :math:`S_j` the inner learner selected; at the batch's end the batch's mean reward (each value
 clipped to the inner learner's range :math:`[lo, hi]`, of width :math:`w = hi - lo`) is
 released with Laplace noise of scale :math:`w / (B \epsilon)`
-(:func:`~dpsubmod.privacy.mechanisms.laplace`, sensitivity :math:`w / B`), shrunk towards the
+(:func:`~dpsubmod.privacy.additive.laplace`, sensitivity :math:`w / B`), shrunk towards the
 middle of the range by :math:`s = w / (w + 2c)`, clipped to the range, and given to the inner
 learner as its round-``j`` feedback (:func:`inner_feedback`).
 
@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import privacy as mech
 from .._guarantee import RegretGuarantee, regret_guarantee
 from .._rng import RNGLike, as_generator
 from .._validation import check_int
 from ..errors import ParameterTypeError, ValidationError
-from ..privacy import mechanisms as mech
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon

@@ -4,9 +4,14 @@ release, composition and auditing.
 * :class:`Budget` (:mod:`~dpsubmod.privacy.budget`): the user's budget, charged before any noise
   by every release, with adaptive privacy filters (:mod:`~dpsubmod.privacy.filters`);
   :class:`FileBudget` persists one in a file shared between processes;
-* :mod:`~dpsubmod.privacy.mechanisms`: Laplace, Gaussian (classic, analytic, zCDP), l2 Laplace,
-  exponential mechanism, report-noisy-max, permute-and-flip, with calibration helpers and
-  privacy maps;
+* mechanisms as objects built from public parameters, validated once, with a privacy map
+  (:mod:`~dpsubmod.privacy.mechanisms` states the contract): additive noise
+  (:mod:`~dpsubmod.privacy.additive`: Laplace, Gaussian, l2 Laplace), selection
+  (:mod:`~dpsubmod.privacy.selection`: exponential mechanism, report-noisy-max,
+  permute-and-flip), Hedge's exponential weights (:mod:`~dpsubmod.privacy.weights`), the
+  exponential mechanism over the bases of a product law (:mod:`~dpsubmod.privacy.product`), each
+  with its one-line free function, and the calibration helpers and privacy maps as functions
+  (:mod:`~dpsubmod.privacy.calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
   advance, and :func:`split_budget`, the one way a call splits its budget over its steps;
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
@@ -31,8 +36,9 @@ _WHERE = {
     "budget_file": ("FileBudget",),
     "calibration": (
         "exponential_mechanism_epsilon", "exponential_mechanism_weight", "gaussian_delta",
-        "gaussian_rho", "gaussian_sigma", "laplace_epsilon", "laplace_scale",
-        "report_noisy_max_epsilon", "report_noisy_max_scale",
+        "gaussian_rho", "gaussian_sigma", "gaussian_sigma_analytic", "gaussian_sigma_classic",
+        "gaussian_sigma_zcdp", "l2_laplace_epsilon", "l2_laplace_scale", "laplace_epsilon",
+        "laplace_scale", "report_noisy_max_epsilon", "report_noisy_max_scale", "zcdp_rho_for",
     ),
     "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
     "composition": ("COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",),
@@ -41,10 +47,15 @@ _WHERE = {
     "filters": ("FILTERS",),
     "kov": ("advanced_composition", "basic_composition", "kov_composition",),
     "ledger": ("Ledger", "PrivacyReport",),
-    "mechanisms": (
-        "exponential_mechanism", "exponential_mechanism_probabilities", "gaussian", "l2_laplace",
-        "laplace", "permute_and_flip", "permute_and_flip_probabilities", "report_noisy_max",
+    "mechanisms": ("Mechanism",),
+    "additive": ("Gaussian", "L2Laplace", "Laplace", "gaussian", "l2_laplace", "laplace"),
+    "selection": (
+        "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
+        "exponential_mechanism", "exponential_mechanism_probabilities", "permute_and_flip",
+        "permute_and_flip_probabilities", "report_noisy_max",
     ),
+    "weights": ("ExponentialWeights",),
+    "product": ("ProductBaseExponential",),
     "plan": ("PrivacyPlan",),
     "zcdp": ("rho_for_target", "zcdp_to_dp",),
     "audit": ("AuditResult", "audit_mechanism", "clopper_pearson"),
@@ -58,13 +69,16 @@ __all__ = [
     # the budget and its records
     "Budget", "FileBudget", "Ledger", "PrivacyEvent", "PrivacyReport", "PrivacyPlan",
     "FILTERS", "COMPOSITIONS",
-    # mechanisms
+    # mechanisms: objects, then their free functions
+    "Mechanism", "Laplace", "Gaussian", "L2Laplace", "ExponentialMechanism", "ReportNoisyMax",
+    "PermuteAndFlip", "ExponentialWeights", "ProductBaseExponential",
     "laplace", "gaussian", "l2_laplace", "exponential_mechanism", "report_noisy_max",
     "permute_and_flip", "exponential_mechanism_probabilities", "permute_and_flip_probabilities",
     # calibration and privacy maps
-    "laplace_scale", "laplace_epsilon", "gaussian_sigma", "gaussian_delta", "gaussian_rho",
-    "exponential_mechanism_weight", "exponential_mechanism_epsilon", "report_noisy_max_scale",
-    "report_noisy_max_epsilon",
+    "laplace_scale", "laplace_epsilon", "l2_laplace_scale", "l2_laplace_epsilon",
+    "gaussian_sigma", "gaussian_sigma_classic", "gaussian_sigma_analytic", "gaussian_sigma_zcdp",
+    "gaussian_delta", "gaussian_rho", "zcdp_rho_for", "exponential_mechanism_weight",
+    "exponential_mechanism_epsilon", "report_noisy_max_scale", "report_noisy_max_epsilon",
     # composition
     "compose", "compose_epsilon", "split_budget", "Split", "basic_composition",
     "advanced_composition", "kov_composition", "zcdp_to_dp", "rho_for_target",

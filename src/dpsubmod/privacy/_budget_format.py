@@ -5,10 +5,13 @@ A budget file (format version 2) is a JSON object::
     {"format": "dpsubmod-budget", "version": 2, "dataset": "rides",
      "epsilon": 1.0, "delta": 0.0, "composition": "basic", "slack": 0.0,
      "releases": [{"time": ..., "command": ..., "mechanism": ..., "epsilon": ..., "delta": ...,
-                   "rho": ..., "rule": ..., "note": ..., "prev": "<sha256 hex>"}, ...],
+                   "rho": ..., "rule": ..., "note": ..., "prev": "<sha256 hex>",
+                   "backend": ..., "engine": ...}, ...],
      "head": "<sha256 hex>"}
 
-Everything but ``releases`` and ``head`` is the header. The releases form a hash chain: the first
+``backend`` and ``engine`` (the noise backend and sampling engine that drew) are optional:
+written when known, absent from files written before they existed. Everything but
+``releases`` and ``head`` is the header. The releases form a hash chain: the first
 one's ``prev`` is the SHA-256 of the header's canonical JSON (sorted keys, no spaces), each next
 one's ``prev`` is the SHA-256 of the previous release's canonical JSON, and ``head`` is the
 SHA-256 of the last release (of the header when there is none). Any edit, removal, insertion or
@@ -39,6 +42,8 @@ VERSION = 2
 #: The fields of one release, with the JSON types they hold.
 RELEASE_FIELDS = ("time", "command", "mechanism", "epsilon", "delta", "rho", "rule", "note",
                   "prev")
+#: Fields a release may hold, absent from files written before they existed.
+OPTIONAL_RELEASE_FIELDS = ("backend", "engine")
 _MAX_DATASET = 200
 
 
@@ -195,6 +200,9 @@ def check_document(doc: Any) -> dict[str, Any]:
                 raise Damaged(f"is truncated or damaged: {where} has no field {key!r}")
         for key in ("time", "command", "mechanism", "rule", "note", "prev"):
             _text(f"{where}'s {key!r}", r[key])
+        for key in OPTIONAL_RELEASE_FIELDS:
+            if key in r:
+                _text(f"{where}'s {key!r}", r[key])
         try:
             PrivacyEvent(r["mechanism"], _number(f"{where}'s 'epsilon'", r["epsilon"], inf=True),
                          _number(f"{where}'s 'delta'", r["delta"]),

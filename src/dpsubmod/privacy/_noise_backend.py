@@ -86,7 +86,7 @@ class NoiseBackend(ABC):
 
     # -- calibration --------------------------------------------------------------------------
     def effective_sensitivity(self, sensitivity: float, *, kind: str = "linf",
-                              dim: int = 1) -> float:
+                              dim: int = 1, grid_of: float | None = None) -> float:
         """The sensitivity the noise must be calibrated to on this backend.
 
         Parameters
@@ -99,6 +99,10 @@ class NoiseBackend(ABC):
             difference (bounded-range exponential mechanism).
         dim : int, default=1
             Number of coordinates of the released vector (``"l1"``, ``"l2"``).
+        grid_of : float or None, default=None
+            The declared sensitivity that chose the grid, when ``sensitivity`` is another
+            bound measured on that grid (a privacy map at another input distance); ``None``
+            means ``sensitivity`` itself. Continuous backends ignore it.
 
         Returns
         -------

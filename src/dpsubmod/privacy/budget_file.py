@@ -238,7 +238,8 @@ class FileBudget(Budget):
         self._doc = doc
         self._events = [
             PrivacyEvent(r["mechanism"], float(_unnum(r["epsilon"])), float(r["delta"]),
-                         None if r["rho"] is None else float(r["rho"]), 1, r["note"])
+                         None if r["rho"] is None else float(r["rho"]), 1, r["note"],
+                         backend=r.get("backend", ""), engine=r.get("engine", ""))
             for r in doc["releases"]
         ]
 
@@ -267,10 +268,14 @@ class FileBudget(Budget):
             super().charge(ev)  # raises BudgetExceededError; the file is then untouched
             now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
             for e in ev:
-                doc["releases"].append({
+                release = {
                     "time": now, "command": self.command, "mechanism": e.mechanism,
                     "epsilon": _num(e.epsilon), "delta": e.delta, "rho": e.rho,
-                    "rule": self.composition, "note": e.note, "prev": ""})
+                    "rule": self.composition, "note": e.note, "prev": ""}
+                # optional fields: files written before they existed stay readable
+                release.update({k: v for k, v in (("backend", e.backend),
+                                                  ("engine", e.engine)) if v})
+                doc["releases"].append(release)
             chain(doc)
             try:
                 _write(self.path, self._real, doc,

@@ -54,11 +54,12 @@ from ..errors import (
     StreamLengthError,
     ValidationError,
 )
-from ._inputs import MAX_NOISE_SCALE, _noise_parameter
+from ._inputs import MAX_NOISE_SCALE, _check_budget, _div_up, _mul_up, _noise_parameter
 from .backends import NoiseBackend, resolve_backend
 from .calibration import gaussian_sigma_analytic
 from .events import PrivacyEvent, check_epsilon_finite
 from .ledger import Ledger, charge
+from .mechanisms import Mechanism
 from .zcdp import rho_for_target
 
 __all__ = ["TreeAggregator", "tree_levels", "NOISES", "honaker_variance_ratio"]
@@ -90,11 +91,14 @@ def honaker_variance_ratio(height: int) -> float:
     return 2.0**h / (2.0 ** (h + 1) - 1.0)
 
 
-class TreeAggregator:
+class TreeAggregator(Mechanism):
     """Private prefix sums of a vector stream by tree aggregation (binary mechanism).
 
     A river-style state machine: :meth:`update` takes one item, :meth:`prefix` returns the
-    current noisy prefix sum. Chan, Shi & Song 2011 (Algorithm 2, "binary mechanism");
+    current noisy prefix sum; :meth:`release` does both. As every
+    :class:`~dpsubmod.privacy.mechanisms.Mechanism`, it is validated once at construction and
+    states its privacy map (:meth:`privacy_map`, the whole stream's one event).
+    Chan, Shi & Song 2011 (Algorithm 2, "binary mechanism");
     Dwork, Naor, Pitassi & Rothblum 2010. See the module docstring for the guarantee.
 
     Guarantee
@@ -269,6 +273,8 @@ class TreeAggregator:
                 self.noise, float(scale), sensitivity=sens, dim=d, uses=L,
                 epsilon=eps if self.noise == "laplace" else None,
                 rho=rho if self.noise == "gaussian" else None)
+        self._kind, self._dim, self._engine = norm, d, (backend.engine if self._node is None
+                                                        else self._node.engine)
         note = self._note(norm, backend)
         # The whole stream is one Gaussian mechanism of l2 sensitivity sqrt(L) Delta over the
         # nodes (Honaker's estimator is post-processing), which the PLD accountant can use.
@@ -276,11 +282,12 @@ class TreeAggregator:
         if self.noise == "gaussian" and not backend.discrete:
             # rounded down by far more than the few rounding errors of the quotient
             law = ("gaussian", self._scale / (math.sqrt(L) * eff) * (1.0 - 1e-12))
+        fields = self._fields(self._engine)
         if eps is None:
-            event = PrivacyEvent("tree_aggregation", math.inf, 0.0, rho, 1, note, law)
+            event = PrivacyEvent("tree_aggregation", math.inf, 0.0, rho, 1, note, law, **fields)
         else:
-            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note, law)
-        self._event = event
+            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note, law, **fields)
+        self._stream_event = event
         # A budget that cannot fit the stream's cost is refused now, not at the first item;
         # it is still charged only at the first update (a Budget shared with other releases
         # may refuse it then, before any noise).
@@ -338,12 +345,76 @@ class TreeAggregator:
             )
         return eps, 0.0, None
 
-    def _note(self, norm: str, backend: NoiseBackend) -> str:
+    def _note(self, norm: str, backend: NoiseBackend, sens: float | None = None) -> str:
         engine = None if self._node is None else self._node.engine
         return (f"binary mechanism, T={self._T}, levels={self._L}, node noise {self.noise} "
-                f"(scale {self._scale:.6g}), per-step {norm} sensitivity={self._sens:g}"
+                f"(scale {self._scale:.6g}), per-step {norm} sensitivity="
+                f"{self._sens if sens is None else sens:g}"
                 f"{', Honaker estimator' if self.honaker else ''}, "
                 f"backend={backend.label(self._sens, dim=self._d, engine=engine)}")
+
+    # -- the privacy map ------------------------------------------------------------------------
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._stream_event  # one engine draws every node, fixed at construction
+
+    def privacy_map(self, d_in: float | None = None) -> PrivacyEvent:
+        """The privacy cost of the whole stream when one item moves by at most ``d_in``.
+
+        Parameters
+        ----------
+        d_in : float or None, default=None
+            The per-item sensitivity bound (l1 for Laplace noise, l2 otherwise); ``None``
+            means the declared ``sensitivity``.
+
+        Returns
+        -------
+        PrivacyEvent
+            At the declared sensitivity: :attr:`event`, the one event the stream charges. At
+            another ``d_in``: ``L d_eff / scale`` (rounded up) for Laplace and l2-Laplace
+            noise; the zCDP cost ``L d_eff^2 / (2 sigma^2)`` for Gaussian noise.
+        """
+        return super().privacy_map(d_in)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        eff = self._effective(d_in)
+        note = self._note(self._kind, self._backend, d_in)
+        fields = self._fields(self._engine)
+        if self.noise == "gaussian":
+            r = eff / self._scale
+            return PrivacyEvent("tree_aggregation", math.inf, 0.0, self._L * r * r / 2.0, 1,
+                                note, **fields)
+        eps = _div_up(_mul_up(float(self._L), eff), self._scale)
+        return PrivacyEvent("tree_aggregation", eps, 0.0, None, 1, note, **fields)
+
+    def release(self, data: Any, *, budget: Any = None) -> np.ndarray:
+        """Add item ``data`` to the stream (:meth:`update`) and return the new noisy prefix.
+
+        Parameters
+        ----------
+        data : array-like, shape (dim,)
+            The next item.
+        budget : Budget, Ledger or None, default=None
+            Charged with :meth:`privacy_map`'s event at the first item, before any noise is
+            drawn (instead of a ``budget`` given at construction); ``None`` uses that one.
+
+        Returns
+        -------
+        numpy.ndarray, shape (dim,)
+        """
+        given = self.budget
+        if budget is not None:
+            _check_budget(budget, "TreeAggregator.release")
+            if given is not None and budget is not given:
+                raise ValidationError(
+                    "TreeAggregator.release: this aggregator was built with a budget; pass "
+                    "budget= once, at construction or here."
+                )
+            self.budget = budget
+        try:
+            self.update(data)  # checks the item, charges at the first one, then draws
+        finally:
+            self.budget = given
+        return self.prefix()
 
     # -- public state -----------------------------------------------------------------------
     @property
@@ -369,7 +440,7 @@ class TreeAggregator:
     @property
     def event(self) -> PrivacyEvent:
         """The privacy cost of the whole stream (charged to ``budget`` at the first update)."""
-        return self._event
+        return self._stream_event
 
     def noise_variance(self, t: int | None = None) -> float:
         """Per-coordinate variance of the noise in the prefix sum after ``t`` items.
@@ -416,7 +487,7 @@ class TreeAggregator:
                 f"got {arr.shape}."
             )
         if not self._recorded:
-            charge(self.budget, self._event, "TreeAggregator.update")
+            charge(self.budget, self._stream_event, "TreeAggregator.update")
             self._recorded = True
         t = self._t + 1
         if self._open_units is not None:

@@ -85,6 +85,13 @@ class PrivacyEvent:
         unknown mechanisms leave it ``None``. It must not claim less than ``epsilon`` and
         ``rho`` state (a Laplace law's ``Delta / b`` at most ``epsilon``, a Gaussian law's
         ``Delta^2 / (2 sigma^2)`` at most the zCDP cost).
+    backend : str, default=""
+        The noise backend that drew, as its label reads (``"numpy"``,
+        ``"secure(granularity=2^-20)@opendp-0.16.0"``); empty when unknown (an event built by
+        hand, or read from a budget file written before the field existed).
+    engine : str, default=""
+        The sampling engine that drew, with its version (``"numpy-2.1.0"``,
+        ``"opendp-0.16.0"``, ``"python-dpsubmod-0.1.0"``); empty when unknown.
 
     Raises
     ------
@@ -100,6 +107,8 @@ class PrivacyEvent:
     count: int = 1
     note: str = ""
     law: tuple[str, float] | None = None
+    backend: str = ""
+    engine: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str):
@@ -111,6 +120,12 @@ class PrivacyEvent:
         rho = None if self.rho is None else check_real(self.rho, "rho", low=0.0,
                                                         caller="PrivacyEvent")
         cnt = check_int(self.count, "count", low=1, caller="PrivacyEvent")
+        for name in ("backend", "engine"):
+            if not isinstance(getattr(self, name), str):
+                raise ParameterTypeError(
+                    f"The '{name}' field of PrivacyEvent must be a str; got "
+                    f"{getattr(self, name)!r}."
+                )
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", dlt)
         object.__setattr__(self, "rho", rho)
@@ -187,4 +202,9 @@ class PrivacyEvent:
                "delta": self.delta, "rho": self.rho, "count": self.count, "note": self.note}
         if self.law is not None:
             out["law"] = list(self.law)
+        # written only when known, so events of earlier versions read back as they were
+        if self.backend:
+            out["backend"] = self.backend
+        if self.engine:
+            out["engine"] = self.engine
         return out

@@ -8,7 +8,6 @@ Both take :meth:`charge`, so a mechanism called with ``budget=`` accepts either.
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,8 +76,16 @@ class PrivacyReport:
         return sum(e.count for e in self.events)
 
     def event(self, label: str, note: str = "") -> PrivacyEvent:
-        """This guarantee as one event, the form in which a call is charged to a budget."""
-        return PrivacyEvent(label, self.epsilon, self.delta, self.rho, 1, note)
+        """This guarantee as one event, the form in which a call is charged to a budget.
+
+        Its ``backend`` and ``engine`` fields are those of the events when they all name the
+        same one (empty otherwise).
+        """
+        backends = {e.backend for e in self.events}
+        engines = {e.engine for e in self.events}
+        return PrivacyEvent(label, self.epsilon, self.delta, self.rho, 1, note,
+                            backend=backends.pop() if len(backends) == 1 else "",
+                            engine=engines.pop() if len(engines) == 1 else "")
 
     def _uses_text(self) -> str:
         groups: dict[tuple, int] = {}
@@ -128,12 +135,10 @@ class PrivacyReport:
                 "events": [e.as_dict() for e in self.events]}
 
 
-_BACKEND_TAG = re.compile(r"backend=([^;,\s]+)")
-
-
 def backend_of(events: Iterable[PrivacyEvent]) -> str:
-    """The ``backend=...`` tags of the events' notes, or ``"unspecified"``."""
-    tags = list(dict.fromkeys(m.group(1) for e in events for m in _BACKEND_TAG.finditer(e.note)))
+    """The distinct ``backend`` fields of the events, in order of first use, or
+    ``"unspecified"`` when no event names one."""
+    tags = list(dict.fromkeys(e.backend for e in events if e.backend))
     return ", ".join(tags) if tags else "unspecified"
 
 
@@ -208,8 +213,8 @@ class Ledger:
                simulation: bool = False) -> PrivacyReport:
         """A :class:`PrivacyReport` of the recorded events (see :meth:`total`).
 
-        ``backend=None`` reads the ``backend=...`` tag that the library's mechanisms write in
-        each event's note (``"unspecified"`` when there is none).
+        ``backend=None`` reads the ``backend`` field that the library's mechanisms set on each
+        event (``"unspecified"`` when there is none).
         """
         eps, dlt, used = compose(self._events, delta, composition, caller="Ledger.report")
         return PrivacyReport(epsilon=eps, delta=dlt, composition=used,

@@ -1,12 +1,31 @@
-"""Differentially private mechanisms: additive noise (Laplace, Gaussian, l2 Laplace) and
-selection (exponential mechanism, report-noisy-max, permute-and-flip).
+"""The mechanism contract: a :class:`Mechanism` is built from public parameters, validated
+once, carries its privacy map and releases through one path (charge, then draw).
 
-Conventions shared by every mechanism here.
+The mechanisms live one family per module: additive noise (:class:`~.additive.Laplace`,
+:class:`~.additive.Gaussian`, :class:`~.additive.L2Laplace`) in
+:mod:`~dpsubmod.privacy.additive`; selection (:class:`~.selection.ExponentialMechanism`,
+:class:`~.selection.ReportNoisyMax`, :class:`~.selection.PermuteAndFlip`) in
+:mod:`~dpsubmod.privacy.selection`; the batched draw of Hedge
+(:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
+mechanism over the bases of a product law (:class:`~.product.ProductBaseExponential`) in
+:mod:`~dpsubmod.privacy.product`; tree aggregation (:class:`~.continual.TreeAggregator`) in
+:mod:`~dpsubmod.privacy.continual`. Each family's free functions (``laplace``,
+``exponential_mechanism``, ...) are one-line conveniences over its objects, with the same
+signatures, errors and draws. Calibration helpers and privacy maps as functions are in
+:mod:`~dpsubmod.privacy.calibration`.
 
-* **Privacy parameters are keyword-only** and validated at call start (``epsilon`` finite
-  and > 0, ``delta`` in [0, 1), ``sensitivity`` finite and > 0, scores without NaN); a bad value
-  raises a :class:`~dpsubmod.errors.DPSubmodError` subclass naming the argument, and nothing is
-  recorded or drawn.
+Conventions shared by every mechanism.
+
+* **Privacy parameters are keyword-only** and validated once, when the mechanism is built
+  (``epsilon`` finite and > 0, ``delta`` in [0, 1), ``sensitivity`` finite and > 0); the data
+  (values, scores) are checked when released (finite values; scores without NaN or ``+inf``).
+  A bad value raises a :class:`~dpsubmod.errors.DPSubmodError` subclass naming the argument,
+  and nothing is recorded or drawn.
+* **Privacy map.** ``mechanism.privacy_map(d_in)`` returns the typed
+  :class:`~dpsubmod.privacy.events.PrivacyEvent` of one release whose input moves by at most
+  ``d_in`` between neighbours (default: the declared sensitivity), with the ``backend`` and
+  ``engine`` fields naming who draws; at the declared sensitivity it is the event that
+  :meth:`Mechanism.release` charges.
 * **Neighbouring relation.** The mechanisms are agnostic: ``sensitivity`` is the largest change
   of the query (in the stated norm) between any two neighbouring data sets under whatever
   relation the caller's objective declares (for dpsubmod objectives built from records: one
@@ -18,7 +37,8 @@ Conventions shared by every mechanism here.
   only records) *before* any noise is drawn, so a budget that refuses the spend stops the
   release and nothing changes. Events carry ``rho`` whenever a zCDP
   guarantee is known (pure eps-DP: eps**2/2; exponential mechanism: eps**2/8; Gaussian:
-  Delta**2/(2 sigma**2)), and their ``note`` names the backend (and grid) that drew the noise.
+  Delta**2/(2 sigma**2)); their ``backend`` and ``engine`` fields name the backend (with its
+  grid) and the sampling engine that drew, and their ``note`` repeats them for readers.
 * **Randomness** goes through a noise backend (:mod:`dpsubmod.privacy.backends`):
   ``backend=None``/``"numpy"`` (seeded by ``rng``, for simulation, not secure) or ``"secure"``
   (exact discrete samplers on a CSPRNG, releases on a grid), or a backend instance. On grid
@@ -58,58 +78,151 @@ References
 
 from __future__ import annotations
 
-from .additive import gaussian, l2_laplace, laplace
-from .calibration import (
-    exponential_mechanism_epsilon,
-    exponential_mechanism_weight,
-    gaussian_delta,
-    gaussian_rho,
-    gaussian_sigma,
-    gaussian_sigma_analytic,
-    gaussian_sigma_classic,
-    gaussian_sigma_zcdp,
-    l2_laplace_epsilon,
-    l2_laplace_scale,
-    laplace_epsilon,
-    laplace_scale,
-    report_noisy_max_epsilon,
-    report_noisy_max_scale,
-    zcdp_rho_for,
-)
-from .selection import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    permute_and_flip,
-    permute_and_flip_probabilities,
-    report_noisy_max,
-)
+from abc import ABC, abstractmethod
+from typing import Any
 
-__all__ = [
-    # additive noise
-    "laplace",
-    "gaussian",
-    "l2_laplace",
-    # selection
-    "exponential_mechanism",
-    "report_noisy_max",
-    "permute_and_flip",
-    # exact output distributions
-    "exponential_mechanism_probabilities",
-    "permute_and_flip_probabilities",
-    # calibration (budget -> noise) and privacy maps (noise -> budget)
-    "laplace_scale",
-    "laplace_epsilon",
-    "l2_laplace_scale",
-    "l2_laplace_epsilon",
-    "gaussian_sigma",
-    "gaussian_sigma_classic",
-    "gaussian_sigma_analytic",
-    "gaussian_sigma_zcdp",
-    "gaussian_delta",
-    "gaussian_rho",
-    "zcdp_rho_for",
-    "exponential_mechanism_weight",
-    "exponential_mechanism_epsilon",
-    "report_noisy_max_scale",
-    "report_noisy_max_epsilon",
-]
+from .._rng import RNGLike
+from ._inputs import _charge, _check_budget, _epsilon, _sensitivity
+from ._noise_backend import NoiseBackend, Release
+from .backends import resolve_backend
+from .events import PrivacyEvent
+
+__all__ = ["Mechanism"]
+
+
+class Mechanism(ABC):
+    """A mechanism built from public parameters, validated once, with a privacy map.
+
+    Subclasses validate every parameter in their constructor (nothing is charged or drawn
+    there), resolve the noise backend and compute the noise parameter. Releasing then follows
+    one path: check the budget's type, check the data, prepare the draw (whatever the engine
+    can refuse, it refuses here), charge :meth:`privacy_map`'s event, draw.
+
+    In the manner of OpenDP's ``Measurement`` (input domain and metric, a privacy map, checked
+    when built) and of the typed ``DpEvent`` of Google's ``dp_accounting``.
+
+    Attributes
+    ----------
+    noise_backend : NoiseBackend
+        The backend the draws come from, resolved once at construction (a seeded numpy backend
+        continues one stream over successive releases).
+    """
+
+    #: The ``mechanism`` label of the events it charges.
+    mechanism: str = "mechanism"
+    _caller: str = "Mechanism"
+
+    # Set by subclasses' constructors: the backend, the declared sensitivity, its norm and the
+    # dimension of a release (they fix the grid of a grid backend).
+    _backend: NoiseBackend
+    _sens: float
+    _kind: str = "linf"
+    _dim: int = 1
+
+    @classmethod
+    def _named(cls, caller: str, **params: Any) -> Mechanism:
+        """The mechanism built for the free function ``caller``, whose name its errors give."""
+        obj = cls.__new__(cls)
+        obj._caller = caller
+        obj.__init__(**params)  # type: ignore[misc]
+        return obj
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._caller = cls.__name__  # the name its errors give; a free function sets its own
+
+    def _validate(self, epsilon: object, sensitivity: object, backend: object,
+                  rng: RNGLike) -> None:
+        """The shared part of a constructor: ``epsilon`` and ``sensitivity`` checked under the
+        caller's name, the backend resolved once."""
+        self._eps = _epsilon(epsilon, self._caller)
+        self._sens = _sensitivity(sensitivity, self._caller)
+        self._backend = resolve_backend(backend, rng)  # type: ignore[arg-type]
+
+    @property
+    def noise_backend(self) -> NoiseBackend:
+        """The backend the draws come from."""
+        return self._backend
+
+    # -- the privacy map ----------------------------------------------------------------------
+    def privacy_map(self, d_in: float | None = None) -> PrivacyEvent:
+        """The privacy cost of one release whose input moves by at most ``d_in``.
+
+        Parameters
+        ----------
+        d_in : float or None, default=None
+            The sensitivity bound of the input between neighbours, in the mechanism's norm;
+            ``None`` means the declared sensitivity.
+
+        Returns
+        -------
+        PrivacyEvent
+            At the declared sensitivity: exactly the event :meth:`release` charges (its
+            ``backend`` and ``engine`` fields name the backend and engine that draw; a grid
+            draw whose values leave OpenDP's 64-bit range falls back to the pure-Python engine,
+            and the event it charges names that engine). At another ``d_in``: the guarantee
+            the same noise gives at that distance.
+        """
+        if d_in is None:
+            return self._event(self._backend.engine)
+        d = _sensitivity(d_in, f"{type(self).__name__}.privacy_map", "d_in")
+        if d == self._sens:
+            return self._event(self._backend.engine)
+        return self._event_at(d)
+
+    def _effective(self, d_in: float | None = None) -> float:
+        """The sensitivity the backend's noise meets for input distance ``d_in`` (on a grid
+        backend, measured on the grid the declared sensitivity chose)."""
+        if d_in is None:
+            return self._backend.effective_sensitivity(self._sens, kind=self._kind,
+                                                       dim=self._dim)
+        return self._backend.effective_sensitivity(d_in, kind=self._kind, dim=self._dim,
+                                                   grid_of=self._sens)
+
+    def _fields(self, engine: str) -> dict[str, str]:
+        """The ``backend`` and ``engine`` fields of an event drawn by ``engine``."""
+        return {"backend": self._backend.label(self._sens, dim=self._dim, engine=engine),
+                "engine": engine}
+
+    @abstractmethod
+    def _event(self, engine: str) -> PrivacyEvent:
+        """The event of one release at the declared sensitivity, drawn by ``engine``."""
+
+    @abstractmethod
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        """The event of one release at input distance ``d_in`` (another than declared)."""
+
+    # -- releasing ------------------------------------------------------------------------------
+    def release(self, data: Any, *, budget: Any = None) -> Any:
+        """Charge :meth:`privacy_map`'s event to ``budget``, then draw.
+
+        Parameters
+        ----------
+        data : array-like
+            The exact query answer (additive mechanisms) or the candidates' scores
+            (selection).
+        budget : Budget, Ledger or None, default=None
+            Charged before anything is drawn; a budget that refuses the charge stops the
+            release and nothing changes (no event, no draw, the generator untouched).
+
+        Returns
+        -------
+        object
+            The release (see the subclass).
+        """
+        _check_budget(budget, self._caller)
+        x = self._input(data)
+        draw = self._prepare(x)
+        _charge(budget, self._caller, lambda: self._event(draw.engine))
+        return self._output(draw(), x)
+
+    def _input(self, data: Any) -> Any:
+        """The data, checked (a refusal names the user's argument)."""
+        raise NotImplementedError  # defined by every mechanism that releases through here
+
+    def _prepare(self, x: Any) -> Release:
+        """The draw, built and checked but not run."""
+        raise NotImplementedError
+
+    def _output(self, out: Any, x: Any) -> Any:
+        return out

@@ -175,9 +175,11 @@ class SecureBackend(NoiseBackend):
         tag = "secure" if self.secure else "secure-algorithm/test-source"
         return f"{tag}(granularity={pow2_text(g)})@{engine or self.engine}"
 
-    def _units(self, sensitivity: float, kind: str, dim: int) -> Fraction:
+    def _units(self, sensitivity: float, kind: str, dim: int,
+               grid_of: float | None = None) -> Fraction:
         """The effective sensitivity in grid units (exact; an upper bound for ``"l2"``)."""
-        units = Fraction(sensitivity) / self.grid(sensitivity, dim)
+        units = Fraction(sensitivity) / self.grid(sensitivity if grid_of is None else grid_of,
+                                                  dim)
         d = max(int(dim), 1)
         if kind == "linf":
             return Fraction(ceil_fraction(units))
@@ -188,9 +190,10 @@ class SecureBackend(NoiseBackend):
         return units + sqrt_up(d)  # l2; sqrt rounded up so the bound stays an upper bound
 
     def effective_sensitivity(self, sensitivity: float, *, kind: str = "linf",
-                              dim: int = 1) -> float:
+                              dim: int = 1, grid_of: float | None = None) -> float:
         check_kind(kind)
-        return float_up(self._units(sensitivity, kind, dim) * self.grid(sensitivity, dim))
+        g = self.grid(sensitivity if grid_of is None else grid_of, dim)
+        return float_up(self._units(sensitivity, kind, dim, grid_of) * g)
 
     def quantize_scores(self, scores: np.ndarray, *, sensitivity: float) -> np.ndarray:
         q = np.array(scores, dtype=float)

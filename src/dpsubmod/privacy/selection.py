@@ -1,5 +1,7 @@
-"""Selection mechanisms: exponential mechanism, report-noisy-max and permute-and-flip, with
-their exact output distributions.
+"""Selection mechanisms: exponential mechanism, report-noisy-max and permute-and-flip, as objects
+(:class:`ExponentialMechanism`, :class:`ReportNoisyMax`, :class:`PermuteAndFlip`) and as
+one-line free functions, with their exact output distributions. The exponential mechanism drawn
+row by row from a weight, as Hedge draws, is :class:`~dpsubmod.privacy.weights.ExponentialWeights`.
 
 Conventions and references: :mod:`dpsubmod.privacy.mechanisms`.
 """
@@ -13,20 +15,25 @@ import numpy as np
 from .._lazy import lazy_module
 from .._rng import RNGLike
 from ._inputs import (
-    _charge,
-    _check_budget,
+    _clip_range,
     _div_down,
     _div_up,
     _epsilon,
+    _mul_up,
     _noise_parameter,
     _note,
     _scores,
     _selection_sensitivity,
 )
+from ._noise_backend import Release
 from .backends import NoiseBackend, resolve_backend
 from .events import PrivacyEvent, rho_exponential, rho_pure
+from .mechanisms import Mechanism
 
 __all__ = [
+    "ExponentialMechanism",
+    "ReportNoisyMax",
+    "PermuteAndFlip",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "report_noisy_max",
@@ -44,17 +51,276 @@ def _sensitivity_name(kind: str) -> str:
     return "range_sensitivity" if kind == "range" else "sensitivity"
 
 
-def _law_weight(q: np.ndarray, eps: float, base: float, kind: str, c: float, backend: Backend,
-                caller: str) -> tuple[float, np.ndarray]:
-    """The weight and scores of a selection's exact law, as its draws would use them: with a
-    grid backend the effective sensitivity and the grid-rounded scores. A weight outside
-    floating-point range is refused as the sampler refuses it (the law would be NaN, or a
-    uniform law the sampler never draws)."""
-    be = None if backend is None else resolve_backend(backend)
-    eff = base if be is None else be.effective_sensitivity(base, kind=kind)
-    weight = _noise_parameter(_div_down(eps, c * eff), "weight", caller,
-                              sensitivity=_sensitivity_name(kind))
-    return weight, (q if be is None else be.quantize_scores(q, sensitivity=base))
+class _Selection(Mechanism):
+    """Shared parameters of the selection mechanisms: epsilon, the sensitivity (its kind and the
+    factor ``c`` with range ``c * sensitivity``), the clip range and the backend."""
+
+    def _setup(self, epsilon: object, sensitivity: object, monotonic: object,
+               range_sensitivity: object, clip_range: object, backend: Backend,
+               rng: RNGLike) -> float:
+        """Validate, resolve the backend; returns ``c`` times the effective sensitivity."""
+        caller = self._caller
+        self._eps = _epsilon(epsilon, caller)
+        self._sens, self._kind, self._c = _selection_sensitivity(sensitivity, monotonic,
+                                                                 range_sensitivity, caller)
+        self._mono = bool(monotonic)
+        self._clip = _clip_range(clip_range, caller)
+        self._backend = resolve_backend(backend, rng)
+        return self._c * self._effective()
+
+    def _input(self, scores: Any) -> np.ndarray:
+        return _scores(scores, self._caller, self._clip)
+
+    def _law_scores(self, scores: Any) -> np.ndarray:
+        """The scores as the sampler sees them: checked, clipped, and rounded to a grid
+        backend's grid (exact output distributions are computed from these)."""
+        return self._backend.quantize_scores(self._input(scores), sensitivity=self._sens)
+
+    def _calibrate(self, unit: float) -> float:
+        """The noise parameter from ``c`` times the effective sensitivity."""
+        raise NotImplementedError
+
+    def _epsilon_at(self, unit: float) -> float:
+        """The privacy map: epsilon from ``c`` times an effective sensitivity."""
+        raise NotImplementedError
+
+    def _params(self) -> dict[str, Any]:
+        """The noise parameter and the options the event's note states."""
+        raise NotImplementedError
+
+    def _pure_event(self, eps: float, engine: str, sens: float) -> PrivacyEvent:
+        rho = rho_exponential(eps) if self.mechanism == "exponential_mechanism" else rho_pure(eps)
+        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho,
+                            note=_note(self._backend, sens, 1, engine, **self._params()),
+                            **self._fields(engine))
+
+    def _event(self, engine: str) -> PrivacyEvent:
+        return self._pure_event(self._eps, engine, self._sens)
+
+    def _event_at(self, d_in: float) -> PrivacyEvent:
+        return self._pure_event(self._epsilon_at(self._c * self._effective(d_in)),
+                                self._backend.engine, d_in)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, "
+                f"sensitivity={self.sensitivity!r}, monotonic={self.monotonic!r}, "
+                f"backend={self.backend!r})")
+
+
+class _PureSelection(_Selection):
+    """The constructor of report-noisy-max and permute-and-flip (no range sensitivity)."""
+
+    def __init__(self, *, epsilon: float, sensitivity: float, monotonic: bool = False,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.clip_range, self.backend, self.rng = clip_range, backend, rng
+        self._value = self._calibrate(self._setup(epsilon, sensitivity, monotonic, None,
+                                                  clip_range, backend, rng))
+
+
+class ExponentialMechanism(_Selection):
+    """Exponential mechanism: index ``i`` with probability proportional to ``exp(w * q_i)``.
+
+    Built from public parameters and validated once; :meth:`release` charges
+    :meth:`privacy_map`'s event, then draws (Gumbel-max in log space on numpy, exact rejection
+    sampling on grid-rounded scores on the secure backend).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of one selection, > 0.
+    sensitivity : float, optional
+        ``Delta``: the largest ``|q_D(c) - q_D'(c)|`` over candidates and neighbours.
+    monotonic : bool, default=False
+        All score differences of a neighbouring pair have one sign (halves the noise).
+    range_sensitivity : float, optional
+        ``R``, instead of ``sensitivity``: every neighbouring pair's score differences lie in
+        one interval of width ``R``.
+    clip_range : (float, float), optional
+        Clip finite scores to ``[low, high]`` before selecting.
+    backend, rng
+        As in :class:`~dpsubmod.privacy.additive.Laplace`.
+
+    Attributes
+    ----------
+    weight : float
+        ``w = epsilon / (c Delta_eff)``, rounded down (``c = 2``, 1 when monotone or for a
+        range sensitivity).
+
+    Notes
+    -----
+    Guarantee (epsilon-DP and epsilon-bounded range, epsilon**2/8-zCDP), input domain and
+    citations: :func:`exponential_mechanism` ([MT07]; [DR14] Thm 3.10; [DR19]; [CR21]). The
+    privacy map at input distance ``d`` is ``w c d_eff``, rounded up.
+
+    Examples
+    --------
+    >>> mech = ExponentialMechanism(epsilon=1.0, sensitivity=0.5, rng=0)
+    >>> mech.weight, mech.privacy_map().epsilon, mech.privacy_map(1.0).epsilon
+    (1.0, 1.0, 2.0)
+    >>> mech.release([0.0, 3.0, 1.0])
+    2
+    """
+
+    mechanism = "exponential_mechanism"
+
+    def __init__(self, *, epsilon: float, sensitivity: float | None = None,
+                 monotonic: bool = False, range_sensitivity: float | None = None,
+                 clip_range: tuple[float, float] | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
+        self.epsilon, self.sensitivity, self.monotonic = epsilon, sensitivity, monotonic
+        self.range_sensitivity, self.clip_range = range_sensitivity, clip_range
+        self.backend, self.rng = backend, rng
+        self._weight = self._calibrate(self._setup(epsilon, sensitivity, monotonic,
+                                                   range_sensitivity, clip_range, backend, rng))
+
+    @property
+    def weight(self) -> float:
+        """The weight ``w`` of ``exp(w * score)``."""
+        return self._weight
+
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_down(self._eps, unit), "weight", self._caller,
+                                sensitivity=_sensitivity_name(self._kind))
+
+    def _epsilon_at(self, unit: float) -> float:
+        return _mul_up(self._weight, unit)
+
+    def _params(self) -> dict[str, Any]:
+        return {"weight": self._weight, "kind": self._kind, "monotonic": self._mono}
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_exponential(q, self._weight, sensitivity=self._sens,
+                                                 kind=self._kind, monotonic=self._mono,
+                                                 epsilon=self._eps)
+
+    def probabilities(self, scores: Any, *, log: bool = False) -> np.ndarray:
+        """The exact output distribution of :meth:`release` on ``scores`` (softmax in log space,
+        on the scores as the sampler sees them); nothing is drawn or charged.
+
+        Returns
+        -------
+        numpy.ndarray, shape (m,)
+            Probabilities (or log-probabilities with ``log=True``; ``-inf`` for infeasible
+            candidates).
+        """
+        q, weight = self._law_scores(scores), self._weight
+        # a huge weight may overflow a gap to -inf: the limit law (probability 0), no warning
+        with np.errstate(over="ignore"):
+            z = weight * (q - q[np.isfinite(q)].max())
+        logp = z - special.logsumexp(z[np.isfinite(z)])
+        return logp if log else np.exp(logp)
+
+
+class ReportNoisyMax(_PureSelection):
+    """Report-noisy-max with Laplace noise: ``argmax_i q_i + Laplace(b)``.
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float
+        Largest ``|q_D(c) - q_D'(c)|`` over candidates and neighbours.
+    monotonic : bool, default=False
+    clip_range : (float, float), optional
+    backend, rng
+        As in :class:`ExponentialMechanism`.
+
+    Attributes
+    ----------
+    scale : float
+        ``b = c Delta_eff / epsilon``, rounded up.
+
+    Notes
+    -----
+    Guarantee (epsilon-DP) and citations: :func:`report_noisy_max` ([DR14] Claim 3.9;
+    [D+21]). The privacy map at input distance ``d`` is ``c d_eff / b``, rounded up.
+    """
+
+    mechanism = "report_noisy_max"
+
+    @property
+    def scale(self) -> float:
+        """The Laplace scale ``b``."""
+        return self._value
+
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_up(unit, self._eps), "noise scale", self._caller)
+
+    def _epsilon_at(self, unit: float) -> float:
+        return _div_up(unit, self._value)
+
+    def _params(self) -> dict[str, Any]:
+        return {"scale": self._value, "monotonic": self._mono}
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_report_noisy_max(q, self._value, sensitivity=self._sens,
+                                                      monotonic=self._mono, epsilon=self._eps)
+
+
+class PermuteAndFlip(_PureSelection):
+    """Permute-and-flip (McKenna and Sheldon 2020, Algorithm 1).
+
+    Parameters
+    ----------
+    epsilon, sensitivity, monotonic, clip_range, backend, rng
+        As in :class:`ReportNoisyMax`.
+
+    Attributes
+    ----------
+    weight : float
+        ``w = epsilon / (c Delta_eff)``, rounded down: a candidate's coin lands heads with
+        probability ``exp(w (q_r - max q))``.
+
+    Notes
+    -----
+    Guarantee (epsilon-DP) and citations: :func:`permute_and_flip` ([MS20]; [D+21]). The
+    privacy map at input distance ``d`` is ``w c d_eff``, rounded up.
+    """
+
+    mechanism = "permute_and_flip"
+
+    @property
+    def weight(self) -> float:
+        """The weight ``w`` of the acceptance probabilities."""
+        return self._value
+
+    def _calibrate(self, unit: float) -> float:
+        return _noise_parameter(_div_down(self._eps, unit), "weight", self._caller)
+
+    def _epsilon_at(self, unit: float) -> float:
+        return _mul_up(self._value, unit)
+
+    def _params(self) -> dict[str, Any]:
+        return {"weight": self._value, "monotonic": self._mono}
+
+    def _prepare(self, q: np.ndarray) -> Release:
+        return self._backend.prepare_permute_and_flip(q, self._value, sensitivity=self._sens,
+                                                      monotonic=self._mono, epsilon=self._eps)
+
+    def probabilities(self, scores: Any) -> np.ndarray:
+        """The exact output distribution of :meth:`release` on ``scores`` (see
+        :func:`permute_and_flip_probabilities`); nothing is drawn or charged."""
+        q, weight = self._law_scores(scores), self._value
+        finite = np.isfinite(q)
+        p = np.zeros(q.size)
+        with np.errstate(over="ignore"):  # a gap overflowing to -inf: acceptance 0, the limit
+            p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
+        live = np.flatnonzero(p > 0)
+        pl = p[live]
+        nodes, wts = special.roots_legendre(live.size // 2 + 1)
+        t = (nodes + 1.0) / 2.0
+        wts = wts / 2.0
+        log_all = np.zeros(t.size)
+        block = max(1, 4_000_000 // t.size)
+        for s in range(0, pl.size, block):
+            log_all += np.log1p(-np.outer(t, pl[s:s + block])).sum(axis=1)
+        out = np.zeros(q.size)
+        for s in range(0, pl.size, block):
+            lb = np.log1p(-np.outer(t, pl[s:s + block]))
+            inner = (wts[:, None] * np.exp(log_all[:, None] - lb)).sum(axis=0)
+            out[live[s:s + block]] = pl[s:s + block] * inner
+        return out
 
 
 def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
@@ -63,6 +329,8 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
                           clip_range: tuple[float, float] | None = None, budget: Any = None,
                           rng: RNGLike = None, backend: Backend = None) -> int:
     """Exponential mechanism: index ``i`` with probability proportional to ``exp(w * scores[i])``.
+
+    A one-line convenience over :class:`ExponentialMechanism` (same draws at the same seed).
 
     ``w = epsilon / (2 sensitivity)`` for general scores, ``epsilon / sensitivity`` with
     ``monotonic=True``, ``epsilon / range_sensitivity`` for bounded-range scores. Drawn by the
@@ -140,21 +408,10 @@ def exponential_mechanism(scores: np.ndarray, *, epsilon: float,
     -------
     O(m) vectorised (numpy); expected O(m) exact Bernoulli trials (secure).
     """
-    caller = "exponential_mechanism"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
-                              "weight", caller, sensitivity=_sensitivity_name(kind))
-    draw = be.prepare_exponential(q, weight, sensitivity=base, kind=kind,
-                                  monotonic=bool(monotonic), epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent(
-        "exponential_mechanism", eps, 0.0, rho=rho_exponential(eps),
-        note=_note(be, base, 1, draw.engine, weight=weight, kind=kind,
-                   monotonic=bool(monotonic))))
-    return draw()
+    return ExponentialMechanism._named(
+        "exponential_mechanism", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        range_sensitivity=range_sensitivity, clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
@@ -164,7 +421,8 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
                                         clip_range: tuple[float, float] | None = None,
                                         log: bool = False, backend: Backend = None
                                         ) -> np.ndarray:
-    """Exact output distribution of :func:`exponential_mechanism` (softmax in log space).
+    """Exact output distribution of :func:`exponential_mechanism` (softmax in log space): a
+    one-line convenience over :meth:`ExponentialMechanism.probabilities`.
 
     Same parameters as :func:`exponential_mechanism`. With a grid ``backend`` (an instance or
     ``"secure"``) the distribution is that of its draws: scores rounded to its grid and the
@@ -178,22 +436,19 @@ def exponential_mechanism_probabilities(scores: np.ndarray, *, epsilon: float,
         Probabilities (or log-probabilities with ``log=True``; ``-inf`` for infeasible
         candidates).
     """
-    caller = "exponential_mechanism_probabilities"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, range_sensitivity, caller)
-    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
-    # a huge weight may overflow a gap to -inf: the limit law (probability 0), not worth a warning
-    with np.errstate(over="ignore"):
-        z = weight * (q - q[np.isfinite(q)].max())
-    logp = z - special.logsumexp(z[np.isfinite(z)])
-    return logp if log else np.exp(logp)
+    return ExponentialMechanism._named(
+        "exponential_mechanism_probabilities", epsilon=epsilon, sensitivity=sensitivity,
+        monotonic=monotonic, range_sensitivity=range_sensitivity, clip_range=clip_range,
+        backend=backend,
+    ).probabilities(scores, log=log)
 
 
 def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                      monotonic: bool = False, clip_range: tuple[float, float] | None = None,
                      budget: Any = None, rng: RNGLike = None, backend: Backend = None) -> int:
     """Report-noisy-max with Laplace noise: ``argmax_i scores[i] + Laplace(b)``.
+
+    A one-line convenience over :class:`ReportNoisyMax` (same draws at the same seed).
 
     ``b = 2 sensitivity / epsilon`` for general scores, ``sensitivity / epsilon`` with
     ``monotonic=True``. (Report-noisy-max with *exponential* noise is permute-and-flip in
@@ -246,20 +501,10 @@ def report_noisy_max(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     -------
     O(m).
     """
-    caller = "report_noisy_max"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    scale = _noise_parameter(_div_up(c * be.effective_sensitivity(base, kind=kind), eps),
-                             "noise scale", caller)
-    draw = be.prepare_report_noisy_max(q, scale, sensitivity=base, monotonic=bool(monotonic),
-                                       epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("report_noisy_max", eps, 0.0, rho=rho_pure(eps),
-                                 note=_note(be, base, 1, draw.engine, scale=scale,
-                                            monotonic=bool(monotonic))))
-    return draw()
+    return ReportNoisyMax._named(
+        "report_noisy_max", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
@@ -267,7 +512,8 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                      budget: Any = None, rng: RNGLike = None, backend: Backend = None) -> int:
     """Permute-and-flip (McKenna and Sheldon 2020, Algorithm 1).
 
-    Visit the candidates in a uniformly random order and stop at the first ``r`` whose coin
+    A one-line convenience over :class:`PermuteAndFlip` (same draws at the same seed). Visit the
+    candidates in a uniformly random order and stop at the first ``r`` whose coin
     ``Bernoulli(exp(w (q_r - max q)))`` lands heads, ``w = epsilon / (2 sensitivity)``
     (``epsilon / sensitivity`` when monotonic). Equivalent in distribution to report-noisy-max
     with Exponential(1/w) noise [D+21], which is how the numpy backend draws it; the secure
@@ -313,27 +559,18 @@ def permute_and_flip(scores: np.ndarray, *, epsilon: float, sensitivity: float,
     -------
     O(m) (numpy); expected O(m) exact coins at worst (secure).
     """
-    caller = "permute_and_flip"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    _check_budget(budget, caller)
-    be = resolve_backend(backend, rng)
-    weight = _noise_parameter(_div_down(eps, c * be.effective_sensitivity(base, kind=kind)),
-                              "weight", caller)
-    draw = be.prepare_permute_and_flip(q, weight, sensitivity=base, monotonic=bool(monotonic),
-                                       epsilon=eps)
-    _charge(budget, caller, lambda: PrivacyEvent("permute_and_flip", eps, 0.0, rho=rho_pure(eps),
-                                 note=_note(be, base, 1, draw.engine, weight=weight,
-                                            monotonic=bool(monotonic))))
-    return draw()
+    return PermuteAndFlip._named(
+        "permute_and_flip", epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic,
+        clip_range=clip_range, backend=backend, rng=rng,
+    ).release(scores, budget=budget)
 
 
 def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensitivity: float,
                                    monotonic: bool = False,
                                    clip_range: tuple[float, float] | None = None,
                                    backend: Backend = None) -> np.ndarray:
-    """Exact output distribution of :func:`permute_and_flip`.
+    """Exact output distribution of :func:`permute_and_flip`: a one-line convenience over
+    :meth:`PermuteAndFlip.probabilities`.
 
     With acceptance probabilities ``p_j = exp(w (q_j - max q))`` and the random order given by
     i.i.d. uniform arrival times, candidate ``i`` is selected with probability
@@ -354,27 +591,7 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
     -------
     O(m^2) time, O(m) memory per block of candidates.
     """
-    caller = "permute_and_flip_probabilities"
-    q = _scores(scores, caller, clip_range)
-    eps = _epsilon(epsilon, caller)
-    base, kind, c = _selection_sensitivity(sensitivity, monotonic, None, caller)
-    weight, q = _law_weight(q, eps, base, kind, c, backend, caller)
-    finite = np.isfinite(q)
-    p = np.zeros(q.size)
-    with np.errstate(over="ignore"):  # a gap overflowing to -inf: acceptance 0, the limit
-        p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
-    live = np.flatnonzero(p > 0)
-    pl = p[live]
-    nodes, wts = special.roots_legendre(live.size // 2 + 1)
-    t = (nodes + 1.0) / 2.0
-    wts = wts / 2.0
-    log_all = np.zeros(t.size)
-    block = max(1, 4_000_000 // t.size)
-    for s in range(0, pl.size, block):
-        log_all += np.log1p(-np.outer(t, pl[s:s + block])).sum(axis=1)
-    out = np.zeros(q.size)
-    for s in range(0, pl.size, block):
-        lb = np.log1p(-np.outer(t, pl[s:s + block]))
-        inner = (wts[:, None] * np.exp(log_all[:, None] - lb)).sum(axis=0)
-        out[live[s:s + block]] = pl[s:s + block] * inner
-    return out
+    return PermuteAndFlip._named(
+        "permute_and_flip_probabilities", epsilon=epsilon, sensitivity=sensitivity,
+        monotonic=monotonic, clip_range=clip_range, backend=backend,
+    ).probabilities(scores)

@@ -7,7 +7,7 @@ public budget of :math:`m N_i` rounds. With ``schedule="halving"`` (the default)
 sequential halving (Karnin, Koren and Somekh, ICML 2013): :math:`\lceil \log_2 N_i \rceil`
 phases share the budget; each phase plays its survivors round robin, releases their mean
 rewards over its own rounds plus Laplace noise of scale :math:`B / (p \epsilon)` (``p`` plays
-each; one :func:`~dpsubmod.privacy.mechanisms.laplace` call on the vector of means, l1
+each; one :func:`~dpsubmod.privacy.additive.laplace` call on the vector of means, l1
 sensitivity :math:`B/p`: one round's reward, clipped to ``[0, B]``, enters one mean) and keeps
 the better half by each survivor's *pooled* estimate, the plays-weighted average of its
 released means over the stage's phases so far (post-processing, as in successive elimination:
@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from ... import privacy as mech
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
 from ...offline.guarantees import max_feasible_size
-from ...privacy import mechanisms as mech
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
@@ -243,7 +243,7 @@ class PrivateExploreThenCommit(Learner):
     bound : float, default=1.0
         Public upper bound ``B`` on every :math:`f_t`; rewards are clipped to ``[0, bound]``.
     backend : {None, "numpy", "secure", "opendp"} or NoiseBackend, default=None
-        Sampler of the Laplace noise (:func:`~dpsubmod.privacy.mechanisms.laplace`).
+        Sampler of the Laplace noise (:func:`~dpsubmod.privacy.additive.laplace`).
         ``None`` (the default): ``"secure"`` without ``rng``, a seeded ``"numpy"`` simulation
         with one (:func:`~dpsubmod.privacy.backends.choose_backend`).
     rng : int, Generator, SeedSequence or None, default=None

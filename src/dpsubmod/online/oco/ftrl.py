@@ -142,8 +142,8 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
         copy = tree_event(int(T), n, noise="gaussian", sensitivity=math.sqrt(n) * width,
                           rho=even_share(rho, K), backend=backend)
     # the note names the backend (and engine) of the counter that draws
-    events = [dataclasses.replace(e, note=f"{e.note}; backend={copy.note.rsplit('backend=', 1)[1]}")
-              for e in events]
+    events = [dataclasses.replace(e, note=f"{e.note}; backend={copy.backend}",
+                                  backend=copy.backend, engine=copy.engine) for e in events]
     plan = run_plan(label, events, delta=plan_delta, composition=rule,
                     neighbouring=neighbouring, backend=backend, rng=rng)
     return plan, p

@@ -24,13 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from ..._rng import RNGLike, as_generator, standard_gumbel
+from ..._rng import RNGLike, as_generator
 from ..._validation import check_delta, check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
 from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition, compose
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from ...privacy.weights import ExponentialWeights
 from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
 from .hedge_privacy import (
@@ -170,6 +171,8 @@ class Hedge(OnlineBase):
         numpy_named = self.backend is None or (isinstance(self.backend, str)
                                                and self.backend == "numpy")
         self._backend = resolve_backend(self.backend, self._gen if numpy_named else None)
+        self._mechanism = ExponentialWeights(weight=float(self.eta), rows=int(self.copies),
+                                             backend=self._backend)
         self._draws = 0
         self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
         self._dependent = 0
@@ -242,52 +245,7 @@ class Hedge(OnlineBase):
                 count=int(self.copies)))
             self._dependent += 1
         self._draws += 1
-        eta = float(self.eta)
-        if distinct:
-            return self._sample_distinct(eta)
-        if self._backend.name == "numpy":
-            # Gumbel-max for all copies at once: the same draw as NumpyBackend.exponential row
-            # by row (argmax of eta * (G - max G) + Gumbel noise), vectorised.
-            with np.errstate(over="ignore"):  # -inf below the leader: as above
-                z = eta * (self._G - self._G.max(axis=1, keepdims=True))
-            return np.argmax(z + standard_gumbel(self._backend.generator, z.shape), axis=1)
-        return np.array([self._backend.exponential(row, eta, sensitivity=1.0)
-                         for row in self._G], dtype=np.int64)
-
-    def _sample_distinct(self, eta: float) -> np.ndarray:
-        """Copy ``i`` draws from its distribution restricted to the actions copies ``0..i-1``
-        did not draw (Gumbel-max over the allowed actions on numpy, the backend's exponential
-        mechanism over them otherwise)."""
-        n, copies = int(self.n), int(self.copies)
-        out = np.empty(copies, dtype=np.int64)
-        if self._backend.name == "numpy":
-            noise = standard_gumbel(self._backend.generator, (copies, n))
-            for i in range(copies):
-                # Relative to the best allowed action, so one allowed log-weight is 0 even when
-                # the overall leader was drawn by an earlier copy. Computed on the whole row,
-                # the drawn actions then excluded: the allowed actions get the same numbers,
-                # and the same first maximum, as on the allowed actions alone.
-                row = self._G[i]
-                drawn = out[:i]
-                if i:
-                    rest = row.copy()
-                    rest[drawn] = -np.inf
-                    top = rest.max()
-                else:
-                    top = row.max()
-                with np.errstate(over="ignore", invalid="ignore"):
-                    z = eta * (row - top)
-                z += noise[i]
-                z[drawn] = -np.inf
-                out[i] = int(np.argmax(z))
-            return out
-        allowed = np.ones(n, dtype=bool)
-        for i in range(copies):
-            cand = np.flatnonzero(allowed)
-            j = int(self._backend.exponential(self._G[i, cand], eta, sensitivity=1.0))
-            out[i] = cand[j]
-            allowed[cand[j]] = False
-        return out
+        return self._mechanism.release(self._G, distinct=distinct)
 
     def update(self, gains: object) -> None:
         """Add one gain vector per copy (shape ``(copies, n)``, or ``(n,)`` when ``copies == 1``);

@@ -68,8 +68,8 @@ import math
 from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...privacy.backends import NoiseBackend, resolve_backend
+from ...privacy.calibration import exponential_mechanism_epsilon
 from ...privacy.composition import compose_epsilon, split_budget
-from ...privacy.mechanisms import exponential_mechanism_epsilon
 
 __all__ = [
     "hedge_eta",
