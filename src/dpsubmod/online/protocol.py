@@ -19,20 +19,26 @@ from the parameters. The ``rng`` parameter is resolved only in ``_reset()``, so 
 with an integer seed replays the same run after every ``reset()`` and every ``clone()``, and
 ``clone(rng=other_seed)`` gives an independent replica.
 
+Tags. Every learner class declares what it is (private or not, its feedback, its problem, the
+stream its regret bound assumes, its noise backends) in a
+:class:`~dpsubmod.online.tags.LearnerTags`, read with :meth:`OnlineBase.tags`; a learner
+tagged private whose ``_privacy_plan()`` states nothing is an error, not a run without a
+guarantee.
+
 Privacy. A private learner lists, from its public parameters (``T``, ``epsilon``, ``n``, ...),
 every mechanism use of a whole run of ``T`` rounds in a
 :class:`~dpsubmod.privacy.plan.PrivacyPlan` (:meth:`OnlineBase._privacy_plan`).
 :attr:`OnlineBase.privacy` states that whole-run guarantee from construction on, before round 1,
 and ``None`` for a learner that gives none (non-private learners, and private learners with the
 noise switched off). A learner built with ``budget=`` charges the whole run to it at
-construction, before anything is released; :meth:`OnlineBase.reset` after play starts a new run
+construction, before anything is released, in the last line of its ``__init__``
+(:meth:`OnlineBase._finish_construction`); :meth:`OnlineBase.reset` after play starts a new run
 and charges again, and so does a clone (a new release).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -53,6 +59,7 @@ from ..errors import (
 from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
+from .tags import LearnerTags
 
 __all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
            "as_selection"]
@@ -71,36 +78,72 @@ class OnlineBase(ABC):
     """Parameters public and untouched, state private, clone from the parameters.
 
     Subclasses store every ``__init__`` argument under its own name and build their state in
-    ``_reset()``; they never touch a parameter after construction. A private subclass takes
-    ``budget=None`` and implements :meth:`_privacy_plan`; the base class charges the plan at
-    construction (after the most derived ``__init__`` has run) and on a reset after play.
+    ``_reset()``; they never touch a parameter after construction. Each class declares its
+    :meth:`tags`; a private subclass takes ``budget=None`` and implements
+    :meth:`_privacy_plan`. The last line of every ``__init__`` is
+    ``self._finish_construction(ThisClass)``, which charges the plan to the budget; a reset
+    after play charges it again.
 
-    Parameters are frozen once the most derived ``__init__`` has run: assigning to (or
+    Parameters are frozen by that last line: assigning to (or
     deleting) a constructor parameter afterwards raises
     :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy statement, the charge and
     the plan's draws always describe the same parameters. ``clone(name=value)`` builds a new
     learner instead.
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None or getattr(init, "_charges_budget", False):
+    #: The class's declaration (private, feedback, problem, assumption, backends); every
+    #: concrete learner class sets its own (see :mod:`dpsubmod.online.tags`).
+    _tags: ClassVar[LearnerTags]
+
+    @classmethod
+    def tags(cls) -> LearnerTags:
+        """The :class:`~dpsubmod.online.tags.LearnerTags` the class declares.
+
+        Raises
+        ------
+        TypeError
+            The class declares none (a ``_tags = LearnerTags(...)`` class attribute).
+        """
+        tags = getattr(cls, "_tags", None)
+        if not isinstance(tags, LearnerTags):
+            raise TypeError(f"{cls.__name__} declares no tags; set the class attribute "
+                            "_tags = LearnerTags(private=..., feedback=..., problem=..., "
+                            "assumption=..., backends=...).")
+        return tags
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether a learner tagged private was built with its noise switched off (for most,
+        ``epsilon=math.inf``): its run is then not private. ``False`` unless a learner says."""
+        return False
+
+    @property
+    def is_private(self) -> bool:
+        """Whether this learner's run is released under a privacy guarantee: its class is
+        tagged private and its noise is not switched off (:attr:`noise_off`)."""
+        return self.tags().private and not self.noise_off
+
+    def _finish_construction(self, owner: type) -> None:
+        """The last line of every learner's ``__init__``: freeze the parameters, refuse a bad
+        ``rng``, and charge the whole run to ``budget`` (before anything is drawn).
+
+        ``owner`` is the class whose ``__init__`` makes the call. When that constructor runs
+        as a parent's, called from a subclass's own ``__init__``, nothing happens yet: the
+        subclass's last line does it, once all its parameters are stored.
+
+        Raises
+        ------
+        BudgetExceededError
+            The run does not fit in ``budget`` (nothing is charged).
+        """
+        if type(self).__init__ is not owner.__init__:
             return
-
-        @functools.wraps(init)
-        def charged_init(self: OnlineBase, *args: Any, **kw: Any) -> None:
-            init(self, *args, **kw)
-            if type(self).__init__ is charged_init:  # only once, after the most derived init
-                # the statement and the charge below describe these parameters: frozen now
-                object.__setattr__(self, "_frozen", True)
-                # rng is resolved lazily in _reset(); a bad one must still be refused here,
-                # before the charge and before any play.
-                check_rng(getattr(self, "rng", None), type(self).__name__)
-                self._charge_run()
-
-        charged_init._charges_budget = True  # type: ignore[attr-defined]
-        cls.__init__ = charged_init  # type: ignore[method-assign]
+        # the statement and the charge below describe these parameters: frozen now
+        object.__setattr__(self, "_frozen", True)
+        # rng is resolved lazily in _reset(); a bad one must still be refused here, before
+        # the charge and before any play
+        check_rng(getattr(self, "rng", None), type(self).__name__)
+        self._charge_run()
 
     # -- frozen parameters ----------------------------------------------------------------------
     @classmethod
@@ -137,8 +180,24 @@ class OnlineBase(ABC):
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan | None:
         """Every mechanism use of a whole run, from public parameters; ``None`` when the
-        learner gives no privacy guarantee (not private, or noise off)."""
+        learner gives no privacy guarantee (tagged not private, or noise off). Every learner
+        tagged private implements it: :meth:`_whole_run_plan` refuses a missing one."""
         return None
+
+    def _whole_run_plan(self) -> PrivacyPlan | None:
+        """:meth:`_privacy_plan`, held to the class's tags: a learner tagged private (noise on)
+        that states no plan, or one tagged not private that states one, is an error in the
+        learner, not a run without a guarantee."""
+        plan = self._privacy_plan()
+        tags = getattr(type(self), "_tags", None)
+        if tags is not None and (plan is None) == self.is_private:
+            name = type(self).__name__
+            if plan is None:
+                raise TypeError(f"{name} is tagged private but its _privacy_plan() returned "
+                                "None: a private learner states the plan of its whole run.")
+            raise TypeError(f"{name} is tagged not private (or its noise is off) but its "
+                            "_privacy_plan() returned a plan; fix its tags or its plan.")
+        return plan
 
     def _memo_plan(self, build: Callable[[], PrivacyPlan | None]) -> PrivacyPlan | None:
         """The plan ``build()`` returns, built once: it depends on the parameters alone, and
@@ -152,14 +211,14 @@ class OnlineBase(ABC):
         """The whole run's :class:`~dpsubmod.privacy.plan.PrivacyPlan` (every mechanism use a
         run of ``T`` rounds can make, from the public parameters), or ``None`` for a learner
         that gives no guarantee. Learners built on another one compose its plan."""
-        return self._privacy_plan()
+        return self._whole_run_plan()
 
     @property
     def privacy(self) -> Any:
         """The whole run's privacy guarantee (a
         :class:`~dpsubmod.privacy.ledger.PrivacyReport`), stated from construction on, or
         ``None`` for a learner that gives no guarantee."""
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         if plan is None:
             return None
         # The harness reads this every round; composing a long run each time would dominate.
@@ -172,7 +231,7 @@ class OnlineBase(ABC):
     def _run_allowance(self) -> Any:
         """A fresh :class:`~dpsubmod.privacy.plan.Allowance` of one run's planned uses, through
         which the run draws its noise (``None`` for a learner without a plan)."""
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         return None if plan is None else plan.allowance()
 
     def _charge_run(self) -> None:
@@ -186,7 +245,7 @@ class OnlineBase(ABC):
                 f"The 'budget' parameter of {name} must be a dpsubmod Budget or None; got "
                 f"{type(budget).__name__}. Build one with dpsubmod.Budget(epsilon=1.0)."
             )
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         if plan is None:
             raise ValidationError(
                 f"{name} was given a budget but, with these parameters, releases nothing under a "

@@ -68,6 +68,7 @@ from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
 from .frank_wolfe import GRADIENT_METHODS, NEIGHBOURING, FrankWolfeLearner, batch_gradient
 from .fw_bounds import (
@@ -118,6 +119,9 @@ class MetaFrankWolfe(FrankWolfeLearner):
         Learning rate of ``"ftrl"``.
     """
 
+    _tags = LearnerTags(private=False, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=())
+
     def __init__(self, n: int, T: int, constraint: object, *, K: int | None = None,
                  oracle: str = "ogd", step: float | None = None, eta: float | None = None,
                  bound: float = 1.0, gradient: str = "auto", n_samples: int = 200,
@@ -135,6 +139,7 @@ class MetaFrankWolfe(FrankWolfeLearner):
         for name, v in (("step", step), ("eta", eta)):
             if v is not None:
                 check_real(v, name, low=0.0, low_open=True, caller=caller)
+        self._finish_construction(MetaFrankWolfe)
 
     def _resolve(self) -> dict[str, Any]:
         n, T = int(self.n), int(self.T)
@@ -247,6 +252,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
                  gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
@@ -284,6 +292,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                 f"with gradients bounded by {self.bound!r}, it gives tree counters whose "
                 "node-noise scale is outside floating-point range. Pass a larger epsilon."
             ) from None
+        self._finish_construction(PFTALMetaFrankWolfe)
 
     @property
     def noise_off(self) -> bool:
