@@ -52,6 +52,7 @@ convex programming and generalized infinitesimal gradient ascent", ICML 2003.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -386,11 +387,8 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
 
     def _build_oracles(self) -> None:
         p = self._params
-        reg = self._region
-
-        def project(y: np.ndarray) -> np.ndarray:
-            return euclidean_projection(reg, y)
-
+        # a partial, not a closure: the learner pickles mid-run
+        project = functools.partial(euclidean_projection, self._region)
         rngs = self._oracle_rng.spawn(p["K"])
         self._copies = []
         for r in rngs:
