@@ -92,6 +92,29 @@ class _Mistagged(OnlineGreedy):
                         assumption="oblivious")
 
 
+class _Unseeded(OnlineGreedy):
+    """Draws from fresh entropy whatever its seed."""
+
+    _tags = OnlineGreedy._tags
+
+    def _reset(self) -> None:
+        object.__setattr__(self, "rng", None)  # past the freeze, as a careless reset would
+        super()._reset()
+
+
+def _rebuild(cls, params):
+    return cls(**params)
+
+
+class _ForgetsOnPickle(OnlineGreedy):
+    """Pickles as a fresh learner: the run restarts after a round trip."""
+
+    _tags = OnlineGreedy._tags
+
+    def __reduce__(self):
+        return _rebuild, (type(self), self._get_params())
+
+
 def _greedy(cls):
     return cls(N, T, 2, rng=0)
 
@@ -103,6 +126,8 @@ def _greedy(cls):
     (_greedy, _Untagged, "declares no tags of its own"),
     (_fidp, _Unfrozen, "could be set after construction"),
     (_greedy, _Mistagged, "tagged feedback='bandit' but its feedback is 'full'"),
+    (_greedy, _Unseeded, "two clones with one seed play differently"),
+    (_greedy, _ForgetsOnPickle, "plays differently after a pickle round trip"),
 ])
 def test_the_checker_catches_a_broken_learner(build, broken, match):
     with pytest.raises(AssertionError, match=match):
