@@ -59,7 +59,7 @@ from ..errors import (
 from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
-from .tags import LearnerTags
+from .tags import Tagged
 
 __all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
            "as_selection"]
@@ -74,7 +74,7 @@ def as_selection(mask: np.ndarray) -> tuple[int, ...]:
     return tuple(np.flatnonzero(mask).tolist())
 
 
-class OnlineBase(ABC):
+class OnlineBase(Tagged, ABC):
     """Parameters public and untouched, state private, clone from the parameters.
 
     Subclasses store every ``__init__`` argument under its own name and build their state in
@@ -90,38 +90,6 @@ class OnlineBase(ABC):
     the plan's draws always describe the same parameters. ``clone(name=value)`` builds a new
     learner instead.
     """
-
-    #: The class's declaration (private, feedback, problem, assumption, backends); every
-    #: concrete learner class sets its own (see :mod:`dpsubmod.online.tags`).
-    _tags: ClassVar[LearnerTags]
-
-    @classmethod
-    def tags(cls) -> LearnerTags:
-        """The :class:`~dpsubmod.online.tags.LearnerTags` the class declares.
-
-        Raises
-        ------
-        TypeError
-            The class declares none (a ``_tags = LearnerTags(...)`` class attribute).
-        """
-        tags = getattr(cls, "_tags", None)
-        if not isinstance(tags, LearnerTags):
-            raise TypeError(f"{cls.__name__} declares no tags; set the class attribute "
-                            "_tags = LearnerTags(private=..., feedback=..., problem=..., "
-                            "assumption=..., backends=...).")
-        return tags
-
-    @property
-    def noise_off(self) -> bool:
-        """Whether a learner tagged private was built with its noise switched off (for most,
-        ``epsilon=math.inf``): its run is then not private. ``False`` unless a learner says."""
-        return False
-
-    @property
-    def is_private(self) -> bool:
-        """Whether this learner's run is released under a privacy guarantee: its class is
-        tagged private and its noise is not switched off (:attr:`noise_off`)."""
-        return self.tags().private and not self.noise_off
 
     def _finish_construction(self, owner: type) -> None:
         """The last line of every learner's ``__init__``: freeze the parameters, refuse a bad
@@ -181,23 +149,8 @@ class OnlineBase(ABC):
     def _privacy_plan(self) -> PrivacyPlan | None:
         """Every mechanism use of a whole run, from public parameters; ``None`` when the
         learner gives no privacy guarantee (tagged not private, or noise off). Every learner
-        tagged private implements it: :meth:`_whole_run_plan` refuses a missing one."""
+        tagged private implements it: ``_whole_run_plan()`` refuses a missing one."""
         return None
-
-    def _whole_run_plan(self) -> PrivacyPlan | None:
-        """:meth:`_privacy_plan`, held to the class's tags: a learner tagged private (noise on)
-        that states no plan, or one tagged not private that states one, is an error in the
-        learner, not a run without a guarantee."""
-        plan = self._privacy_plan()
-        tags = getattr(type(self), "_tags", None)
-        if tags is not None and (plan is None) == self.is_private:
-            name = type(self).__name__
-            if plan is None:
-                raise TypeError(f"{name} is tagged private but its _privacy_plan() returned "
-                                "None: a private learner states the plan of its whole run.")
-            raise TypeError(f"{name} is tagged not private (or its noise is off) but its "
-                            "_privacy_plan() returned a plan; fix its tags or its plan.")
-        return plan
 
     def _memo_plan(self, build: Callable[[], PrivacyPlan | None]) -> PrivacyPlan | None:
         """The plan ``build()`` returns, built once: it depends on the parameters alone, and

@@ -17,10 +17,11 @@ otherwise be mislabelled.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ..errors import ValidationError
 
-__all__ = ["LearnerTags", "FEEDBACKS", "PROBLEMS", "ASSUMPTIONS", "NOISE_BACKENDS"]
+__all__ = ["LearnerTags", "Tagged", "FEEDBACKS", "PROBLEMS", "ASSUMPTIONS", "NOISE_BACKENDS"]
 
 #: What ``update`` receives: the round's whole function (or gradient, or loss vector), or only
 #: the value of the play.
@@ -92,3 +93,54 @@ class LearnerTags:
     def problems(self) -> tuple[str, ...]:
         """The problems the learner solves, always as a tuple."""
         return (self.problem,) if isinstance(self.problem, str) else tuple(self.problem)
+
+
+class Tagged:
+    """What the learner base class (:class:`~dpsubmod.online.OnlineBase`) reads from a class's
+    tags: the tags themselves, whether an instance is private, and its plan held to them."""
+
+    #: The class's declaration; every concrete learner class sets its own.
+    _tags: ClassVar[LearnerTags]
+
+    @classmethod
+    def tags(cls) -> LearnerTags:
+        """The :class:`~dpsubmod.online.tags.LearnerTags` the class declares.
+
+        Raises
+        ------
+        TypeError
+            The class declares none (a ``_tags = LearnerTags(...)`` class attribute).
+        """
+        tags = getattr(cls, "_tags", None)
+        if not isinstance(tags, LearnerTags):
+            raise TypeError(f"{cls.__name__} declares no tags; set the class attribute "
+                            "_tags = LearnerTags(private=..., feedback=..., problem=..., "
+                            "assumption=..., backends=...).")
+        return tags
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether a learner tagged private was built with its noise switched off (for most,
+        ``epsilon=math.inf``): its run is then not private. ``False`` unless a learner says."""
+        return False
+
+    @property
+    def is_private(self) -> bool:
+        """Whether this learner's run is released under a privacy guarantee: its class is
+        tagged private and its noise is not switched off (:attr:`noise_off`)."""
+        return self.tags().private and not self.noise_off
+
+    def _whole_run_plan(self) -> Any:
+        """:meth:`_privacy_plan`, held to the class's tags: a learner tagged private (noise on)
+        that states no plan, or one tagged not private that states one, is an error in the
+        learner, not a run without a guarantee."""
+        plan = self._privacy_plan()  # type: ignore[attr-defined]
+        tags = getattr(type(self), "_tags", None)
+        if tags is not None and (plan is None) == self.is_private:
+            name = type(self).__name__
+            if plan is None:
+                raise TypeError(f"{name} is tagged private but its _privacy_plan() returned "
+                                "None: a private learner states the plan of its whole run.")
+            raise TypeError(f"{name} is tagged not private (or its noise is off) but its "
+                            "_privacy_plan() returned a plan; fix its tags or its plan.")
+        return plan
