@@ -352,8 +352,10 @@ class RoundProtocol(OnlineBase):
 class Learner(RoundProtocol):
     """Base class of online set-selection learners (minimization or maximization).
 
-    Subclasses set the class attributes ``feedback`` and ``sense``, store their parameters (they
-    must include ``n``, ``T`` and ``rng``), and implement ``_reset()`` (calling
+    Subclasses declare their tags (``_tags``, a :class:`~dpsubmod.online.tags.LearnerTags`),
+    set the class attributes ``feedback`` and ``sense``, store their parameters (they must
+    include ``n``, ``T`` and ``rng``) and end ``__init__`` with
+    ``self._finish_construction(ThisClass)``, and implement ``_reset()`` (calling
     ``super()._reset()`` first), ``_select() -> mask`` and ``_update(feedback)``. The base class
     enforces the protocol: ``select`` and ``update`` alternate, at most ``T`` rounds are played,
     full-information feedback is a SetFunction on the same ground set and bandit feedback a finite
