@@ -92,6 +92,13 @@ class _Mistagged(OnlineGreedy):
                         assumption="oblivious")
 
 
+class _NumpyOnly(FIDP):
+    """Declares the numpy backend only, and accepts the others."""
+
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=("numpy",))
+
+
 class _Unseeded(OnlineGreedy):
     """Draws from fresh entropy whatever its seed."""
 
@@ -126,6 +133,7 @@ def _greedy(cls):
     (_greedy, _Untagged, "declares no tags of its own"),
     (_fidp, _Unfrozen, "could be set after construction"),
     (_greedy, _Mistagged, "tagged feedback='bandit' but its feedback is 'full'"),
+    (_fidp, _NumpyOnly, "accepts backend='secure', which its tags leave out"),
     (_greedy, _Unseeded, "two clones with one seed play differently"),
     (_greedy, _ForgetsOnPickle, "plays differently after a pickle round trip"),
 ])

@@ -31,16 +31,21 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BudgetExceededError, FrozenParameterError
+from ..errors import (
+    BudgetExceededError,
+    FrozenParameterError,
+    MissingDependencyError,
+    ValidationError,
+)
 from ..functions import Modular
 from ..privacy.budget import Budget
 from .protocol import OnlineBase
-from .tags import LearnerTags
+from .tags import NOISE_BACKENDS, LearnerTags
 
 __all__ = ["check_learner", "iter_checks", "check_tags", "check_privacy_statement",
            "check_refusal_changes_nothing", "check_charge_matches_statement",
-           "check_clone_and_reset_charge_again", "check_pickling", "check_seeding",
-           "check_frozen_parameters"]
+           "check_clone_and_reset_charge_again", "check_backends", "check_pickling",
+           "check_seeding", "check_frozen_parameters"]
 
 #: The seed of the checks' streams and of the clones they play.
 SEED = 0
@@ -72,7 +77,8 @@ def iter_checks(learner: OnlineBase) -> Iterator[tuple[str, Callable[[OnlineBase
     Every learner: its tags (:func:`check_tags`), its privacy statement, pickling, seeding and
     frozen parameters. A private learner that takes ``budget=`` also: a refusal at
     construction changes nothing, the whole-run charge equals the statement, and a clone and
-    a reset after play charge again.
+    a reset after play charge again; one that takes ``backend=`` states each backend its tags
+    declare, and refuses the others.
 
     Raises
     ------
@@ -88,6 +94,8 @@ def iter_checks(learner: OnlineBase) -> Iterator[tuple[str, Callable[[OnlineBase
     if learner.is_private and "budget" in _params(learner):
         checks += [check_refusal_changes_nothing, check_charge_matches_statement,
                    check_clone_and_reset_charge_again]
+    if learner.is_private and "backend" in _params(learner):
+        checks.append(check_backends)
     checks += [check_pickling, check_seeding, check_frozen_parameters]
     for check in checks:
         yield check.__name__, check
@@ -205,6 +213,29 @@ def check_clone_and_reset_charge_again(learner: OnlineBase) -> None:
     _require(len(budget.events) == 3, name, "a reset after play was not charged again")
     _require(budget.events[0] == budget.events[1] == budget.events[2], name,
              "a clone or a reset charged another amount than the first run")
+
+
+def check_backends(learner: OnlineBase) -> None:
+    """Each backend the tags declare gives a statement on that backend (with l2-Laplace node
+    noise, which has no exact sampler, the grid backends are tried with Laplace noise); a
+    backend the tags leave out is refused. OpenDP is skipped when it is not installed."""
+    name = type(learner).__name__
+    declared = learner.tags().backends
+    for b in NOISE_BACKENDS:
+        extra: dict[str, Any] = {"budget": None} if "budget" in _params(learner) else {}
+        if b != "numpy" and getattr(learner, "noise", None) == "l2laplace":
+            extra["noise"] = "laplace"
+        try:
+            clone = _quiet(lambda b=b, extra=extra: learner.clone(backend=b, rng=SEED, **extra))
+        except MissingDependencyError:
+            continue
+        except ValidationError as err:
+            _require(b not in declared, name, f"is tagged with backend {b!r} but refuses it: "
+                                              f"{err}")
+            continue
+        _require(b in declared, name, f"accepts backend={b!r}, which its tags leave out")
+        _require(clone.privacy.backend == b, name,
+                 f"built with backend={b!r} states backend={clone.privacy.backend!r}")
 
 
 def check_pickling(learner: OnlineBase) -> None:
