@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
-from dpsubmod.online import FIDP, OnlineGreedy
+from dpsubmod.online import FIDP, Learner, OnlineGreedy
 from dpsubmod.online.checks import check_learner, iter_checks
 from dpsubmod.online.tags import LearnerTags
 from dpsubmod.privacy import PrivacyEvent
@@ -85,6 +86,20 @@ class _Unfrozen(FIDP):
         object.__setattr__(self, name, value)
 
 
+class _NeverTagged(Learner):
+    """A learner of its own that declares no tags at all."""
+
+    def __init__(self, n: int, T: int, k: int, *, rng: object = None):
+        self.n, self.T, self.k, self.rng = n, T, k, rng
+        self._finish_construction(_NeverTagged)
+
+    def _select(self):
+        return np.arange(self.n) < self.k
+
+    def _update(self, feedback) -> None:
+        pass
+
+
 class _Mistagged(OnlineGreedy):
     """Tagged bandit, fed full information."""
 
@@ -131,6 +146,7 @@ def _greedy(cls):
     (_fidp, _Undercharging, "accepted a run stated|charged .* but states"),
     (_fidp, _NoPlan, "tagged private but its _privacy_plan"),
     (_greedy, _Untagged, "declares no tags of its own"),
+    (_greedy, _NeverTagged, "declares no tags of its own"),
     (_fidp, _Unfrozen, "could be set after construction"),
     (_greedy, _Mistagged, "tagged feedback='bandit' but its feedback is 'full'"),
     (_fidp, _NumpyOnly, "accepts backend='secure', which its tags leave out"),

@@ -91,10 +91,12 @@ def iter_checks(learner: OnlineBase) -> Iterator[tuple[str, Callable[[OnlineBase
         raise TypeError(f"check_learner() takes a small learner instance (e.g. built with a "
                         f"tiny T); got {what}.")
     checks: list[Callable[[OnlineBase], None]] = [check_tags, check_privacy_statement]
-    if learner.is_private and "budget" in _params(learner):
+    # an untagged class fails check_tags first, with its own message
+    private = isinstance(getattr(learner, "_tags", None), LearnerTags) and learner.is_private
+    if private and "budget" in _params(learner):
         checks += [check_refusal_changes_nothing, check_charge_matches_statement,
                    check_clone_and_reset_charge_again]
-    if learner.is_private and "backend" in _params(learner):
+    if private and "backend" in _params(learner):
         checks.append(check_backends)
     checks += [check_pickling, check_seeding, check_frozen_parameters]
     for check in checks:
