@@ -107,6 +107,16 @@ class _Mistagged(OnlineGreedy):
                         assumption="oblivious")
 
 
+class _Unfinished(FIDP):
+    """Its own constructor skips the last line (no freeze, no charge)."""
+
+    _tags = FIDP._tags
+
+    def __init__(self, n, T, k, *, epsilon, delta=None, backend=None, rng=None, budget=None):
+        super().__init__(n, T, k, epsilon=epsilon, delta=delta, backend=backend, rng=rng,
+                         budget=budget)
+
+
 class _NumpyOnly(FIDP):
     """Declares the numpy backend only, and accepts the others."""
 
@@ -148,6 +158,7 @@ def _greedy(cls):
     (_greedy, _Untagged, "declares no tags of its own"),
     (_greedy, _NeverTagged, "declares no tags of its own"),
     (_fidp, _Unfrozen, "could be set after construction"),
+    (_fidp, _Unfinished, "accepted a run stated"),
     (_greedy, _Mistagged, "tagged feedback='bandit' but its feedback is 'full'"),
     (_fidp, _NumpyOnly, "accepts backend='secure', which its tags leave out"),
     (_greedy, _Unseeded, "two clones with one seed play differently"),
@@ -167,3 +178,9 @@ def test_a_learner_tagged_private_without_a_plan_is_an_error_not_privacy_none():
     learner = _fidp(_NoPlan)
     with pytest.raises(TypeError, match="tagged private"):
         _ = learner.privacy
+
+
+def test_a_private_learner_whose_constructor_skips_its_last_line_refuses_to_play():
+    learner = _fidp(_Unfinished)
+    with pytest.raises(TypeError, match=r"did not end with self._finish_construction"):
+        learner.select()

@@ -324,6 +324,8 @@ class RoundProtocol(OnlineBase):
 
     def _open_round(self) -> None:
         self._ensure_state()
+        if not self.__dict__.get("_frozen", False):
+            self._refuse_unfinished()
         name = type(self).__name__
         if self._pending:
             raise ValidationError(

@@ -144,3 +144,12 @@ class Tagged:
             raise TypeError(f"{name} is tagged not private (or its noise is off) but its "
                             "_privacy_plan() returned a plan; fix its tags or its plan.")
         return plan
+
+    def _refuse_unfinished(self) -> None:
+        """Refuse to play a private learner whose constructor skipped its last line, which
+        freezes the parameters and charges the budget."""
+        if isinstance(getattr(type(self), "_tags", None), LearnerTags) and self.is_private:
+            name = type(self).__name__
+            raise TypeError(f"{name}.__init__ did not end with "
+                            f"self._finish_construction({name}): a private learner freezes "
+                            "its parameters and charges its budget there, before any play.")
