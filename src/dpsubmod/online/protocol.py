@@ -84,11 +84,10 @@ class OnlineBase(Tagged, ABC):
     ``self._finish_construction(ThisClass)``, which charges the plan to the budget; a reset
     after play charges it again.
 
-    Parameters are frozen by that last line: assigning to (or
-    deleting) a constructor parameter afterwards raises
-    :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy statement, the charge and
-    the plan's draws always describe the same parameters. ``clone(name=value)`` builds a new
-    learner instead.
+    Parameters are frozen by that last line: assigning to (or deleting) a constructor
+    parameter afterwards raises :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy
+    statement, the charge and the plan's draws always describe the same parameters.
+    ``clone(name=value)`` builds a new learner instead.
     """
 
     def _finish_construction(self, owner: type) -> None:
