@@ -70,6 +70,7 @@ from ..online import (
     PrivateTreeExperts,
     run,
 )
+from ..online.tags import LearnerTags
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
@@ -200,6 +201,8 @@ class UniformRandom(Learner):
     """Plays a uniformly random ``k``-set every round: the reference a learner must beat
     (it reads no data, so it is trivially private; its expected value is exact)."""
 
+    _tags = LearnerTags(private=False, feedback="full", problem="maximization",
+                        assumption="oblivious")
     feedback = "full"
     sense = "max"
 
@@ -223,12 +226,12 @@ class UniformRandom(Learner):
         return float(f.values(self._all).mean())
 
 
-#: name -> (factory(n, T, k, epsilon, delta, rng), private?): the defaults, tuned to (T,
-#: epsilon, n).
-LEARNERS: dict[str, tuple[Callable[..., Any], bool]] = {}
+#: name -> (factory(n, T, k, epsilon, delta, rng), learner class): the defaults, tuned to (T,
+#: epsilon, n). Whether a learner is private is read from its class's tags.
+LEARNERS: dict[str, tuple[Callable[..., Any], type]] = {}
 #: The same learners with the previous settings: the papers' calibrations and the fixed
 #: exploration rates and numbers of Frank-Wolfe steps (``--calibrations paper``).
-LEARNERS_PAPER: dict[str, tuple[Callable[..., Any], bool]] = {}
+LEARNERS_PAPER: dict[str, tuple[Callable[..., Any], type]] = {}
 
 
 def _paper_pftal_H(n: int, T: int, k: int, eps: float, K: int) -> float:
@@ -242,66 +245,68 @@ def _register() -> None:
         return max(2, min(20, round(math.sqrt(T))))
 
     LEARNERS.update({
-        "FIDP": (lambda n, T, k, e, d, r: FIDP(n, T, k, epsilon=e, delta=d, rng=r), True),
+        "FIDP": (lambda n, T, k, e, d, r: FIDP(n, T, k, epsilon=e, delta=d, rng=r), FIDP),
         # The defaults: the exploration rate minimising the stated bound where it says
         # something, else the theorem's order T^(-1/3) (T^(-1/4) for B.1) without its constant,
         # which exceeds 1 at these horizons (every round would explore). The paper table
         # passes the same orders explicitly.
         "BanditDP": (lambda n, T, k, e, d, r: BanditDP(n, T, k, epsilon=e, delta=d, rng=r),
-                     True),
+                     BanditDP),
         "PresampledBanditDP": (lambda n, T, k, e, d, r: PresampledBanditDP(
-            n, T, k, epsilon=e, delta=d, rng=r), True),
+            n, T, k, epsilon=e, delta=d, rng=r), PresampledBanditDP),
         "NaiveBanditDP": (lambda n, T, k, e, d, r: NaiveBanditDP(
-            n, T, k, epsilon=e, delta=d, rng=r), True),
+            n, T, k, epsilon=e, delta=d, rng=r), NaiveBanditDP),
         "DPMFW-laplace": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(
-            n, T, k, epsilon=e, delta=d, rng=r), True),
+            n, T, k, epsilon=e, delta=d, rng=r), DPMetaFrankWolfe),
         "DPMFW-gaussian": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(
-            n, T, k, epsilon=e, delta=d, noise="gaussian", rng=r), True),
+            n, T, k, epsilon=e, delta=d, noise="gaussian", rng=r), DPMetaFrankWolfe),
         "PFTAL-MFW": (lambda n, T, k, e, d, r: PFTALMetaFrankWolfe(
-            n, T, k, epsilon=e, rng=r), True),
-        "OnlineGreedy": (lambda n, T, k, e, d, r: OnlineGreedy(n, T, k, rng=r), False),
+            n, T, k, epsilon=e, rng=r), PFTALMetaFrankWolfe),
+        "OnlineGreedy": (lambda n, T, k, e, d, r: OnlineGreedy(n, T, k, rng=r), OnlineGreedy),
         "BanditOnlineGreedy": (lambda n, T, k, e, d, r: BanditOnlineGreedy(
-            n, T, k, gamma=T ** (-1 / 3), rng=r), False),
+            n, T, k, gamma=T ** (-1 / 3), rng=r), BanditOnlineGreedy),
         "MetaFrankWolfe": (lambda n, T, k, e, d, r: MetaFrankWolfe(n, T, k, K=K(T), rng=r),
-                           False),
+                           MetaFrankWolfe),
         "PrivateEpochGreedy": (lambda n, T, k, e, d, r: PrivateEpochGreedy(
-            n, T, k, epsilon=e, rng=r), True),
+            n, T, k, epsilon=e, rng=r), PrivateEpochGreedy),
         "PrivateExploreThenCommit": (lambda n, T, k, e, d, r: PrivateExploreThenCommit(
-            n, T, k, epsilon=e, rng=r), True),
+            n, T, k, epsilon=e, rng=r), PrivateExploreThenCommit),
         "PrivateExploreThenCommit(restart=T/8)": (lambda n, T, k, e, d, r:
                                                   PrivateExploreThenCommit(
                                                       n, T, k, epsilon=e, restart=max(1, T // 8),
-                                                      rng=r), True),
+                                                      rng=r), PrivateExploreThenCommit),
         "PrivateEpochGreedy(max_epoch=T/16)": (lambda n, T, k, e, d, r: PrivateEpochGreedy(
-            n, T, k, epsilon=e, max_epoch=max(1, T // 16), rng=r), True),
+            n, T, k, epsilon=e, max_epoch=max(1, T // 16), rng=r), PrivateEpochGreedy),
         # BanditOnlineGreedy by batches of 20 rounds (bench_online_batched.py's setting).
         "BatchedPrivateBandit": (lambda n, T, k, e, d, r: BatchedPrivateBandit(
-            BanditOnlineGreedy(n, T, k, gamma=0.03), epsilon=e, batch=20, rng=r), True),
+            BanditOnlineGreedy(n, T, k, gamma=0.03), epsilon=e, batch=20, rng=r),
+            BatchedPrivateBandit),
         "PrivateTreeExperts": (lambda n, T, k, e, d, r: PrivateTreeExperts(
-            n, T, k, epsilon=e, delta=d, rng=r), True),
-        "random k-set": (lambda n, T, k, e, d, r: UniformRandom(n, T, k, rng=r), False),
+            n, T, k, epsilon=e, delta=d, rng=r), PrivateTreeExperts),
+        "random k-set": (lambda n, T, k, e, d, r: UniformRandom(n, T, k, rng=r), UniformRandom),
     })
     LEARNERS_PAPER.update(LEARNERS)
     LEARNERS_PAPER.update({
         "FIDP": (lambda n, T, k, e, d, r: FIDP(n, T, k, epsilon=e, delta=d,
                                                calibration="paper", distinct=False, rng=r),
-                 True),
+                 FIDP),
         "BanditDP": (lambda n, T, k, e, d, r: BanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 3), calibration="paper",
-            composition="paper", distinct=False, rng=r), True),
+            composition="paper", distinct=False, rng=r), BanditDP),
         "PresampledBanditDP": (lambda n, T, k, e, d, r: PresampledBanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 3), calibration="paper",
-            composition="paper", distinct=False, rng=r), True),
+            composition="paper", distinct=False, rng=r), PresampledBanditDP),
         "NaiveBanditDP": (lambda n, T, k, e, d, r: NaiveBanditDP(
             n, T, k, epsilon=e, delta=d, gamma=T ** (-1 / 4), calibration="paper",
-            composition="paper", distinct=False, rng=r), True),
+            composition="paper", distinct=False, rng=r), NaiveBanditDP),
         "DPMFW-laplace": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(
-            n, T, k, epsilon=e, delta=d, K=K(T), rng=r), True),
+            n, T, k, epsilon=e, delta=d, K=K(T), rng=r), DPMetaFrankWolfe),
         "DPMFW-gaussian": (lambda n, T, k, e, d, r: DPMetaFrankWolfe(
-            n, T, k, epsilon=e, delta=d, K=K(T), noise="gaussian", rng=r), True),
+            n, T, k, epsilon=e, delta=d, K=K(T), noise="gaussian", rng=r), DPMetaFrankWolfe),
         "PFTAL-MFW": (lambda n, T, k, e, d, r: PFTALMetaFrankWolfe(
             n, T, k, epsilon=e, K=max(2, round(T ** 0.25)),
-            H=_paper_pftal_H(n, T, k, e, max(2, round(T ** 0.25))), rng=r), True),
+            H=_paper_pftal_H(n, T, k, e, max(2, round(T ** 0.25))), rng=r),
+            PFTALMetaFrankWolfe),
     })
 
 
@@ -310,9 +315,10 @@ _register()
 
 def _one_run(name: str, inst: StreamInstance, comps: dict[str, Any], k: int, epsilon: float,
              delta: float, rng: np.random.Generator,
-             table: dict[str, tuple[Callable[..., Any], bool]] | None = None
+             table: dict[str, tuple[Callable[..., Any], type]] | None = None
              ) -> dict[str, Any]:
-    factory, private = (LEARNERS if table is None else table)[name]
+    factory, cls = (LEARNERS if table is None else table)[name]
+    private = cls.tags().private
     T = len(inst.functions)
     eps = epsilon if private else math.inf
     with warnings.catch_warnings():
@@ -363,7 +369,7 @@ def run_grid(build: Callable[[int, np.random.Generator], StreamInstance], *,
             comps = _comparators(inst, k, T)
             eps_list = [eps_fixed] if T != T_max else sorted(set([eps_fixed, *epsilons]))
             for name in learners:
-                private = table[name][1]
+                private = table[name][1].tags().private
                 for eps in (eps_list if private else [math.inf]):
                     t0 = time.perf_counter()
                     r = _one_run(name, inst, comps, k, eps, delta,

@@ -68,6 +68,7 @@ from ..online import (
     run,
 )
 from ..online.minimization.bounds import best_submod_pftal_H
+from ..online.tags import LearnerTags
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
@@ -81,6 +82,8 @@ class RandomSet(Learner):
     are trivially private; their expected value is exact for cut-plus-modular costs (from the
     cut form: an arc is cut with probability 1/4, a member is in with probability 1/2)."""
 
+    _tags = LearnerTags(private=False, feedback="full", problem="minimization",
+                        assumption="oblivious")
     feedback = "full"
     sense = "min"
 
@@ -131,7 +134,16 @@ LEARNERS_PAPER: dict[str, Any] = {
     "BanditSubmodPFTAL": lambda n, T, eps: BanditSubmodPFTAL(n, T, M=1.0, epsilon=eps,
                                                              gamma="paper", H="paper"),
 }
-PRIVATE = ("SubmodPFTAL", "BanditSubmodPFTAL")
+
+
+def _is_private(name: str) -> bool:
+    """Whether the learner :data:`LEARNERS` builds under ``name`` is private: read from its
+    class's tags and its noise (a private class with ``epsilon=inf`` is not), on a tiny
+    instance."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # default rates clipped at T = 2
+        return bool(LEARNERS[name](2, 2, 1.0).is_private)
+
 #: SubmodPFTAL's choices of the regulariser (``--compare-H``): the default (centred at the
 #: middle of the cube, ``H`` from the counter's noise), Theorem 7's ``H`` at the origin (the
 #: paper's Algorithm 1), and the previous default (the minimiser of the explicit Theorem 7
@@ -293,10 +305,11 @@ def _cell(name: str, stream_seed: np.random.SeedSequence, Ts: Sequence[int], eps
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # gamma clipped to 1 (see docstring)
             tr = run(learner, karate_stream(T, rng=stream_seed), progress=False)
+        private = learner.is_private
         rows.append({
-            "learner": name, "calibrations": calibrations, "private": name in PRIVATE,
+            "learner": name, "calibrations": calibrations, "private": private,
             "feedback": learner.feedback,
-            "T": T, "epsilon": epsilon if name in PRIVATE else math.inf,
+            "T": T, "epsilon": epsilon if private else math.inf,
             "regret": tr.final_regret, "expected_regret": tr.final_expected_regret,
             "regret_per_round": tr.final_expected_regret / T,
             "comparator_value": tr.comparator.value, "comparator": tr.comparator.method,
@@ -343,9 +356,10 @@ def sweep_epsilon(epsilons: Sequence[float], *, T: int = 8192, reps: int = 2, se
     references at ``inf``)."""
     stream_root, learner_root = np.random.SeedSequence(seed).spawn(2)
     streams = stream_root.spawn(reps)
-    cells = [(name, eps, rep) for rep in range(reps) for name in PRIVATE for eps in epsilons]
+    private = [name for name in LEARNERS if _is_private(name)]
+    cells = [(name, eps, rep) for rep in range(reps) for name in private for eps in epsilons]
     cells += [(name, math.inf, rep) for rep in range(reps) for name in LEARNERS
-              if name not in PRIVATE]
+              if name not in private]
     tasks = [(name, streams[rep], [T], eps, child, calibrations)
              for (name, eps, rep), child in zip(cells, learner_root.spawn(len(cells)))]
     rows = []

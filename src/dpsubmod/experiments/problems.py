@@ -15,10 +15,10 @@ name fails with the list of valid ones.
   stream of :mod:`dpsubmod.experiments.online_minimization`); ``"facility_location"`` for
   maximization (round ``t`` is one person's facility-location function over public candidates;
   values in ``[0, 1]``).
-* Online learners (:data:`LEARNERS`): each with its sense (min/max), whether it is private,
-  the exponent ``a`` of its regret bound ``O(T^a)`` (drawn as the reference slope), and the
-  stream its regret bound assumes (``"iid"``, ``"oblivious"`` or ``"adaptive"``, as the
-  learner class declares in ``assumption``).
+* Online learners (:data:`LEARNERS`): each with its sense (min/max) and the exponent ``a`` of
+  its regret bound ``O(T^a)`` (drawn as the reference slope); whether it is private and the
+  stream its regret bound assumes (``"iid"``, ``"oblivious"`` or ``"adaptive"``) are read
+  from the learner class's tags.
 """
 
 from __future__ import annotations
@@ -177,39 +177,60 @@ def build_stream(spec: Mapping[str, Any], T: int, seed: int, rep: int) -> Any:
 # =============================================================================================
 @dataclass(frozen=True)
 class LearnerSpec:
-    """A learner a sweep can run: sense, privacy, regret exponent, the stream its regret bound
-    assumes (``"iid"``: rounds drawn independently from one distribution; ``"oblivious"``: any
-    sequence fixed before the run; ``"adaptive"``: functions that may react to earlier plays)
-    and a factory ``factory(n, T, k, epsilon, delta, rng, **options)``."""
+    """A learner a sweep can run: its class in :mod:`dpsubmod.online`, sense, regret exponent
+    and a factory ``factory(n, T, k, epsilon, delta, rng, **options)``.
+
+    Whether it is private and the stream its regret bound assumes (``"iid"``: rounds drawn
+    independently from one distribution; ``"oblivious"``: any sequence fixed before the run;
+    ``"adaptive"``: functions that may react to earlier plays) are read from the class's tags
+    (:meth:`dpsubmod.online.OnlineBase.tags`), not kept here."""
 
     name: str
     sense: str
-    private: bool
     slope: float
     factory: Callable[..., Any]
-    assumption: str
+    learner: str
+
+    @property
+    def tags(self) -> Any:
+        """The :class:`~dpsubmod.online.tags.LearnerTags` of the learner's class."""
+        from .. import online  # the online layer stays off the offline paths until used
+
+        return getattr(online, self.learner).tags()
+
+    @property
+    def private(self) -> bool:
+        """Whether the learner is private (it runs at every epsilon of a sweep)."""
+        return bool(self.tags.private)
+
+    @property
+    def assumption(self) -> str:
+        """What the learner's regret bound assumes of the stream."""
+        return str(self.tags.assumption)
 
 
-def _min(cls_name: str, private: bool) -> Callable[..., Any]:
+def _learner_class(cls_name: str) -> Any:
+    from .. import online
+
+    return getattr(online, cls_name)
+
+
+def _min(cls_name: str) -> Callable[..., Any]:
     def make(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
              **opts: Any) -> Any:
-        from .. import online
-
-        cls = getattr(online, cls_name)
-        if private:
+        cls = _learner_class(cls_name)
+        if cls.tags().private:
             return cls(n, T, M=1.0, epsilon=eps, rng=rng, **opts)
         return cls(n, T, M=1.0, rng=rng, **opts)
 
     return make
 
 
-def _max(cls_name: str, private: bool) -> Callable[..., Any]:
+def _max(cls_name: str) -> Callable[..., Any]:
     def make(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
              **opts: Any) -> Any:
-        from .. import online
-
-        cls = getattr(online, cls_name)
-        if private:
+        cls = _learner_class(cls_name)
+        if cls.tags().private:
             return cls(n, T, k, epsilon=eps, delta=delta, rng=rng, **opts)
         return cls(n, T, k, rng=rng, **opts)
 
@@ -219,9 +240,7 @@ def _max(cls_name: str, private: bool) -> Callable[..., Any]:
 def _iid(cls_name: str) -> Callable[..., Any]:
     def make(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
              **opts: Any) -> Any:
-        from .. import online
-
-        return getattr(online, cls_name)(n, T, k, epsilon=eps, rng=rng, **opts)
+        return _learner_class(cls_name)(n, T, k, epsilon=eps, rng=rng, **opts)
 
     return make
 
@@ -236,38 +255,34 @@ def _batched(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
     return online.BatchedPrivateBandit(inner, epsilon=eps, rng=rng, **opts)
 
 
+def _spec(name: str, sense: str, slope: float, factory: Callable[[str], Callable[..., Any]]
+          ) -> LearnerSpec:
+    return LearnerSpec(name, sense, slope, factory(name), name)
+
+
 LEARNERS: dict[str, LearnerSpec] = {s.name: s for s in (
-    # minimization (Cardoso and Cummings 2018; Hazan and Kale 2012): bounds for a sequence
-    # fixed in advance
-    LearnerSpec("SubmodPFTAL", "min", True, 0.5, _min("SubmodPFTAL", True), "oblivious"),
-    LearnerSpec("BanditSubmodPFTAL", "min", True, 0.75, _min("BanditSubmodPFTAL", True),
-                "oblivious"),
-    LearnerSpec("HazanKale", "min", False, 0.5, _min("HazanKale", False), "oblivious"),
-    LearnerSpec("BanditHazanKale", "min", False, 2 / 3, _min("BanditHazanKale", False),
-                "oblivious"),
+    # minimization (Cardoso and Cummings 2018; Hazan and Kale 2012)
+    _spec("SubmodPFTAL", "min", 0.5, _min),
+    _spec("BanditSubmodPFTAL", "min", 0.75, _min),
+    _spec("HazanKale", "min", 0.5, _min),
+    _spec("BanditHazanKale", "min", 2 / 3, _min),
     # maximization (Perez-Salazar and Cummings 2021; Streeter and Golovin 2008;
-    # Sadeghi and Fazel 2021; Chen, Hassani and Karbasi 2018): oblivious sequences
-    LearnerSpec("FIDP", "max", True, 0.5, _max("FIDP", True), "oblivious"),
-    LearnerSpec("BanditDP", "max", True, 2 / 3, _max("BanditDP", True), "oblivious"),
-    LearnerSpec("PresampledBanditDP", "max", True, 2 / 3, _max("PresampledBanditDP", True),
-                "oblivious"),
-    LearnerSpec("NaiveBanditDP", "max", True, 0.75, _max("NaiveBanditDP", True), "oblivious"),
-    LearnerSpec("DPMetaFrankWolfe", "max", True, 0.5, _max("DPMetaFrankWolfe", True),
-                "oblivious"),
-    LearnerSpec("OnlineGreedy", "max", False, 0.5, _max("OnlineGreedy", False), "oblivious"),
-    LearnerSpec("BanditOnlineGreedy", "max", False, 2 / 3, _max("BanditOnlineGreedy", False),
-                "oblivious"),
-    LearnerSpec("MetaFrankWolfe", "max", False, 0.5, _max("MetaFrankWolfe", False),
-                "oblivious"),
+    # Sadeghi and Fazel 2021; Chen, Hassani and Karbasi 2018)
+    _spec("FIDP", "max", 0.5, _max),
+    _spec("BanditDP", "max", 2 / 3, _max),
+    _spec("PresampledBanditDP", "max", 2 / 3, _max),
+    _spec("NaiveBanditDP", "max", 0.75, _max),
+    _spec("DPMetaFrankWolfe", "max", 0.5, _max),
+    _spec("OnlineGreedy", "max", 0.5, _max),
+    _spec("BanditOnlineGreedy", "max", 2 / 3, _max),
+    _spec("MetaFrankWolfe", "max", 0.5, _max),
     # i.i.d. rounds, private by parallel composition over disjoint rounds
-    LearnerSpec("PrivateEpochGreedy", "max", True, 0.5, _iid("PrivateEpochGreedy"), "iid"),
-    LearnerSpec("PrivateExploreThenCommit", "max", True, 2 / 3, _iid("PrivateExploreThenCommit"),
-                "iid"),
-    # batching a non-private bandit learner (Asi, Raman and Talwar 2025): oblivious sequences
-    LearnerSpec("BatchedPrivateBandit", "max", True, 2 / 3, _batched, "oblivious"),
+    _spec("PrivateEpochGreedy", "max", 0.5, _iid),
+    _spec("PrivateExploreThenCommit", "max", 2 / 3, _iid),
+    # batching a non-private bandit learner (Asi, Raman and Talwar 2025)
+    LearnerSpec("BatchedPrivateBandit", "max", 2 / 3, _batched, "BatchedPrivateBandit"),
     # adaptive adversaries: Hedge experts over tree-aggregated noisy gains
-    LearnerSpec("PrivateTreeExperts", "max", True, 0.5, _max("PrivateTreeExperts", True),
-                "adaptive"),
+    _spec("PrivateTreeExperts", "max", 0.5, _max),
 )}
 
 

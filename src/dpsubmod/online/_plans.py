@@ -55,7 +55,7 @@ def learner_backend(owner: Any, backend: Any, rng: Any, caller: str,
     # that built the learner is the user's, who is warned, or the library's (an inner learner
     # built with the backend the outer one chose, a clone), which is not.
     frame, level = sys._getframe(2), 4
-    while (frame is not None and frame.f_code.co_name in ("__init__", "charged_init")
+    while (frame is not None and frame.f_code.co_name == "__init__"
            and frame.f_globals.get("__name__", "").startswith("dpsubmod.")):
         frame, level = frame.f_back, level + 1
     by_library = frame is not None and frame.f_globals.get("__name__", "").startswith(

@@ -57,6 +57,7 @@ from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
 from ._plans import check_backend, learner_backend, run_plan, tree_backend
 from .protocol import Learner
+from .tags import NOISE_BACKENDS, LearnerTags
 
 __all__ = ["BatchedPrivateBandit", "batch_length", "inner_feedback", "noise_margin"]
 
@@ -181,6 +182,9 @@ class BatchedPrivateBandit(Learner):
     (1.0, 200)
     """
 
+    _tags = LearnerTags(private=True, feedback="bandit", problem=("minimization", "maximization"),
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     feedback = "bandit"
     assumption = "oblivious"
 
@@ -195,6 +199,7 @@ class BatchedPrivateBandit(Learner):
         self.rng = rng
         self.budget = budget
         self._check_params()
+        self._finish_construction(BatchedPrivateBandit)
 
     # The ground set, horizon and sense are the inner learner's.
     @property

@@ -20,20 +20,26 @@ from the parameters. The ``rng`` parameter is resolved only in ``_reset()``, so 
 with an integer seed replays the same run after every ``reset()`` and every ``clone()``, and
 ``clone(rng=other_seed)`` gives an independent replica.
 
+Tags. Every learner class declares what it is (private or not, its feedback, its problem, the
+stream its regret bound assumes, its noise backends) in a
+:class:`~dpsubmod.online.tags.LearnerTags`, read with :meth:`OnlineBase.tags`; a learner
+tagged private whose ``_privacy_plan()`` states nothing is an error, not a run without a
+guarantee.
+
 Privacy. A private learner lists, from its public parameters (``T``, ``epsilon``, ``n``, ...),
 every mechanism use of a whole run of ``T`` rounds in a
 :class:`~dpsubmod.privacy.plan.PrivacyPlan` (:meth:`OnlineBase._privacy_plan`).
 :attr:`OnlineBase.privacy` states that whole-run guarantee from construction on, before round 1,
 and ``None`` for a learner that gives none (non-private learners, and private learners with the
 noise switched off). A learner built with ``budget=`` charges the whole run to it at
-construction, before anything is released; :meth:`OnlineBase.reset` after play starts a new run
+construction, before anything is released, in the last line of its ``__init__``
+(:meth:`OnlineBase._finish_construction`); :meth:`OnlineBase.reset` after play starts a new run
 and charges again, and so does a clone (a new release).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -55,6 +61,7 @@ from ..errors import (
 from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
+from .tags import Tagged
 
 __all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
            "as_selection"]
@@ -73,40 +80,43 @@ def as_selection(mask: np.ndarray) -> tuple[int, ...]:
     return Selection.from_mask(mask)
 
 
-class OnlineBase(ABC):
+class OnlineBase(Tagged, ABC):
     """Parameters public and untouched, state private, clone from the parameters.
 
     Subclasses store every ``__init__`` argument under its own name and build their state in
-    ``_reset()``; they never touch a parameter after construction. A private subclass takes
-    ``budget=None`` and implements :meth:`_privacy_plan`; the base class charges the plan at
-    construction (after the most derived ``__init__`` has run) and on a reset after play.
+    ``_reset()``; they never touch a parameter after construction. Each class declares its
+    :meth:`tags`; a private subclass takes ``budget=None`` and implements
+    :meth:`_privacy_plan`. The last line of every ``__init__`` is
+    ``self._finish_construction(ThisClass)``, which charges the plan to the budget; a reset
+    after play charges it again.
 
-    Parameters are frozen once the most derived ``__init__`` has run: assigning to (or
-    deleting) a constructor parameter afterwards raises
-    :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy statement, the charge and
-    the plan's draws always describe the same parameters. ``clone(name=value)`` builds a new
-    learner instead.
+    Parameters are frozen by that last line: assigning to (or deleting) a constructor
+    parameter afterwards raises :class:`~dpsubmod.errors.FrozenParameterError`, so the privacy
+    statement, the charge and the plan's draws always describe the same parameters.
+    ``clone(name=value)`` builds a new learner instead.
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None or getattr(init, "_charges_budget", False):
+    def _finish_construction(self, owner: type) -> None:
+        """The last line of every learner's ``__init__``: freeze the parameters, refuse a bad
+        ``rng``, and charge the whole run to ``budget`` (before anything is drawn).
+
+        ``owner`` is the class whose ``__init__`` makes the call. When that constructor runs
+        as a parent's, called from a subclass's own ``__init__``, nothing happens yet: the
+        subclass's last line does it, once all its parameters are stored.
+
+        Raises
+        ------
+        BudgetExceededError
+            The run does not fit in ``budget`` (nothing is charged).
+        """
+        if type(self).__init__ is not owner.__init__:
             return
-
-        @functools.wraps(init)
-        def charged_init(self: OnlineBase, *args: Any, **kw: Any) -> None:
-            init(self, *args, **kw)
-            if type(self).__init__ is charged_init:  # only once, after the most derived init
-                # the statement and the charge below describe these parameters: frozen now
-                object.__setattr__(self, "_frozen", True)
-                # rng is resolved lazily in _reset(); a bad one must still be refused here,
-                # before the charge and before any play.
-                check_rng(getattr(self, "rng", None), type(self).__name__)
-                self._charge_run()
-
-        charged_init._charges_budget = True  # type: ignore[attr-defined]
-        cls.__init__ = charged_init  # type: ignore[method-assign]
+        # the statement and the charge below describe these parameters: frozen now
+        object.__setattr__(self, "_frozen", True)
+        # rng is resolved lazily in _reset(); a bad one must still be refused here, before
+        # the charge and before any play
+        check_rng(getattr(self, "rng", None), type(self).__name__)
+        self._charge_run()
 
     # -- frozen parameters ----------------------------------------------------------------------
     @classmethod
@@ -143,7 +153,8 @@ class OnlineBase(ABC):
     # -- privacy ------------------------------------------------------------------------------
     def _privacy_plan(self) -> PrivacyPlan | None:
         """Every mechanism use of a whole run, from public parameters; ``None`` when the
-        learner gives no privacy guarantee (not private, or noise off)."""
+        learner gives no privacy guarantee (tagged not private, or noise off). Every learner
+        tagged private implements it: ``_whole_run_plan()`` refuses a missing one."""
         return None
 
     def _memo_plan(self, build: Callable[[], PrivacyPlan | None]) -> PrivacyPlan | None:
@@ -158,14 +169,14 @@ class OnlineBase(ABC):
         """The whole run's :class:`~dpsubmod.privacy.plan.PrivacyPlan` (every mechanism use a
         run of ``T`` rounds can make, from the public parameters), or ``None`` for a learner
         that gives no guarantee. Learners built on another one compose its plan."""
-        return self._privacy_plan()
+        return self._whole_run_plan()
 
     @property
     def privacy(self) -> Any:
         """The whole run's privacy guarantee (a
         :class:`~dpsubmod.privacy.ledger.PrivacyReport`), stated from construction on, or
         ``None`` for a learner that gives no guarantee."""
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         if plan is None:
             return None
         # The harness reads this every round; composing a long run each time would dominate.
@@ -178,7 +189,7 @@ class OnlineBase(ABC):
     def _run_allowance(self) -> Any:
         """A fresh :class:`~dpsubmod.privacy.plan.Allowance` of one run's planned uses, through
         which the run draws its noise (``None`` for a learner without a plan)."""
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         return None if plan is None else plan.allowance()
 
     def _charge_run(self) -> None:
@@ -192,7 +203,7 @@ class OnlineBase(ABC):
                 f"The 'budget' parameter of {name} must be a dpsubmod Budget or None; got "
                 f"{type(budget).__name__}. Build one with dpsubmod.Budget(epsilon=1.0)."
             )
-        plan = self._privacy_plan()
+        plan = self._whole_run_plan()
         if plan is None:
             raise ValidationError(
                 f"{name} was given a budget but, with these parameters, releases nothing under a "
@@ -318,6 +329,8 @@ class RoundProtocol(OnlineBase):
 
     def _open_round(self) -> None:
         self._ensure_state()
+        if not self.__dict__.get("_frozen", False):
+            self._refuse_unfinished()
         name = type(self).__name__
         if self._pending:
             raise ValidationError(
@@ -346,8 +359,10 @@ class RoundProtocol(OnlineBase):
 class Learner(RoundProtocol):
     """Base class of online set-selection learners (minimization or maximization).
 
-    Subclasses set the class attributes ``feedback`` and ``sense``, store their parameters (they
-    must include ``n``, ``T`` and ``rng``), and implement ``_reset()`` (calling
+    Subclasses declare their tags (``_tags``, a :class:`~dpsubmod.online.tags.LearnerTags`),
+    set the class attributes ``feedback`` and ``sense``, store their parameters (they must
+    include ``n``, ``T`` and ``rng``) and end ``__init__`` with
+    ``self._finish_construction(ThisClass)``, and implement ``_reset()`` (calling
     ``super()._reset()`` first), ``_select() -> mask`` and ``_update(feedback)``. The base class
     enforces the protocol: ``select`` and ``update`` alternate, at most ``T`` rounds are played,
     full-information feedback is a SetFunction on the same ground set and bandit feedback a finite

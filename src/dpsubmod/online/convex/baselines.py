@@ -16,6 +16,7 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...polytopes.oracles import Box, Polytope, Simplex
+from ..tags import LearnerTags
 from .geometry import (
     Exploration,
     SphereStream,
@@ -74,6 +75,9 @@ class GarberKretzu(BanditConvexLearner):
     rng : int, Generator, SeedSequence or None, default=None
     """
 
+    _tags = LearnerTags(private=False, feedback="bandit", problem="convex",
+                        assumption="oblivious", backends=())
+
     def __init__(self, polytope: Polytope, T: int, *, lipschitz: float = 1.0,
                  diameter: float | None = None, mode: str = "shrink", eta: float | None = None,
                  zeta: float | None = None, block: int | None = None,
@@ -91,6 +95,7 @@ class GarberKretzu(BanditConvexLearner):
         self.fw_max_steps = fw_max_steps
         self.rng = rng
         self._resolved = self._resolve()
+        self._finish_construction(GarberKretzu)
 
     def _resolve(self) -> dict[str, Any]:
         caller = "GarberKretzu"
@@ -247,6 +252,9 @@ class FlaxmanKalaiMcMahan(BanditConvexLearner):
     rng : int, Generator, SeedSequence or None, default=None
     """
 
+    _tags = LearnerTags(private=False, feedback="bandit", problem="convex",
+                        assumption="oblivious", backends=())
+
     def __init__(self, polytope: Polytope, T: int, *, lipschitz: float = 1.0,
                  bound: float | None = None, diameter: float | None = None,
                  mode: str = "shrink", eta: float | None = None, zeta: float | None = None,
@@ -261,6 +269,7 @@ class FlaxmanKalaiMcMahan(BanditConvexLearner):
         self.zeta = zeta
         self.rng = rng
         self._resolved = self._resolve()
+        self._finish_construction(FlaxmanKalaiMcMahan)
 
     def _resolve(self) -> dict[str, Any]:
         caller = "FlaxmanKalaiMcMahan"

@@ -20,6 +20,7 @@ from ...privacy.calibration import gaussian_sigma_analytic
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .geometry import (
     CALIBRATIONS,
     FW_STEPS,
@@ -163,6 +164,9 @@ class PrivateBandit(BanditConvexLearner):
     True
     """
 
+    _tags = LearnerTags(private=True, feedback="bandit", problem="convex",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     #: Sign of the linear term of Algorithm 1, line 14 in the minimized objective
     #: ``1/2 ||x - c||^2 + sign * <eta s, x>``: +1 is the sound reading (erratum E1); the paper
     #: prints -1, which moves toward higher loss.
@@ -198,6 +202,7 @@ class PrivateBandit(BanditConvexLearner):
         self.budget = budget
         self.backend = learner_backend(self, backend, rng, type(self).__name__, noise)
         self._resolved = self._resolve()
+        self._finish_construction(PrivateBandit)
 
     @property
     def noise_off(self) -> bool:

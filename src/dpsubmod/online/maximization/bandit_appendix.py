@@ -19,6 +19,7 @@ from ...functions.base import SetFunction
 from ...privacy.composition import COMPOSITIONS, auto_composition, compose
 from ...privacy.events import PrivacyEvent
 from ..oco.hedge_privacy import PAPER_RULE, backend_sensitivity, hedge_eta
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .bandit_base import _BanditExperts
 from .experts import EXPECTED_VALUE_MAX_TUPLES
 
@@ -53,6 +54,9 @@ class NaiveBanditDP(_BanditExperts):
     n, T, k, epsilon, delta, gamma, eta, calibration, composition, distinct, backend, rng, budget
         As in :class:`BanditDP`.
     """
+
+    _tags = LearnerTags(private=True, feedback="bandit", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
 
     _draws_grow_with_gamma = False
     _rate_exponent = 0.25
@@ -144,6 +148,9 @@ class PresampledBanditDP(_BanditExperts):
         As in :class:`BanditDP`. With ``calibration="tight"`` the rate is solved for ``M``
         draws per expert.
     """
+
+    _tags = LearnerTags(private=True, feedback="bandit", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
 
     _draws_label = "M pre-sampled explorations"
 

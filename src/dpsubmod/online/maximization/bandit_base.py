@@ -98,6 +98,7 @@ class _BanditExperts(HedgeExperts):
         self._check_common_params(caller)
         self._check_bandit(caller)
         self._check_spend()
+        self._finish_construction(_BanditExperts)
 
     def _check_bandit(self, caller: str) -> None:
         if isinstance(self.gamma, str):

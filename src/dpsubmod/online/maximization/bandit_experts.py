@@ -16,6 +16,7 @@ from typing import Any
 from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .bandit_appendix import NaiveBanditDP, PresampledBanditDP
 from .bandit_base import _BanditExperts
 from .experts import bandit_failure_probability
@@ -76,6 +77,9 @@ class BanditDP(_BanditExperts):
         As in :class:`FIDP`.
     """
 
+    _tags = LearnerTags(private=True, feedback="bandit", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     _draws_label = "post-exploration draws, budget floor(2 gamma T)"
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
@@ -89,6 +93,7 @@ class BanditDP(_BanditExperts):
         super().__init__(n, T, k, epsilon=epsilon, delta=delta, gamma=gamma, eta=eta,
                          calibration=calibration, composition=composition, distinct=distinct,
                          backend=backend, rng=rng, budget=budget)
+        self._finish_construction(BanditDP)
 
     def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)

@@ -30,6 +30,7 @@ from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, check_spend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
 
@@ -139,6 +140,9 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  delta: float = 0.0, K: int | None = None, eta: float | None = None,
                  bound: float = 1.0, noise: str = "laplace", calibration: str = "sound",
@@ -176,6 +180,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
                         fix="the printed per-node scale counts ceil(ln T) tree levels instead "
                             f"of {tree_levels(int(T))}, too few at these parameters; use "
                             "calibration='sound'.")
+        self._finish_construction(DPMetaFrankWolfe)
 
     @property
     def noise_off(self) -> bool:

@@ -39,6 +39,7 @@ from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
+from ..tags import NOISE_BACKENDS, LearnerTags
 from ._iid import (
     NEIGHBOURING,
     PARALLEL_RULE,
@@ -214,6 +215,9 @@ class PrivateEpochGreedy(Learner):
     ((1, 3), 1.0)
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="iid", backends=NOISE_BACKENDS)
+
     feedback = "full"
     sense = "max"
     assumption = "iid"
@@ -235,6 +239,7 @@ class PrivateEpochGreedy(Learner):
         self.rng = rng
         self.budget = budget
         self._check_params()
+        self._finish_construction(PrivateEpochGreedy)
 
     # -- validation and public calibration ----------------------------------------------------
     def _check_params(self) -> None:

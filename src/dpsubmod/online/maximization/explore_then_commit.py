@@ -43,6 +43,7 @@ from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner
+from ..tags import NOISE_BACKENDS, LearnerTags
 from ._iid import (
     NEIGHBOURING,
     PARALLEL_RULE,
@@ -273,6 +274,9 @@ class PrivateExploreThenCommit(Learner):
     ((1, 3), 1.0)
     """
 
+    _tags = LearnerTags(private=True, feedback="bandit", problem="maximization",
+                        assumption="iid", backends=NOISE_BACKENDS)
+
     feedback = "bandit"
     sense = "max"
     assumption = "iid"
@@ -292,6 +296,7 @@ class PrivateExploreThenCommit(Learner):
         self.rng = rng
         self.budget = budget
         self._check_params()
+        self._finish_construction(PrivateExploreThenCommit)
 
     # -- validation and public calibration ----------------------------------------------------
     def _check_params(self) -> None:

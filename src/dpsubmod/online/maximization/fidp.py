@@ -17,6 +17,7 @@ from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._plans import learner_backend
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
     REWARD_UNITS,
@@ -115,6 +116,9 @@ class FIDP(HedgeExperts):
     (1,)
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     feedback = "full"
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
@@ -135,6 +139,7 @@ class FIDP(HedgeExperts):
         self.budget = budget
         self._check_common_params(type(self).__name__)
         self._check_spend()
+        self._finish_construction(FIDP)
 
     def _calibrate(self, *, warn: bool) -> dict[str, Any]:
         n, T, k = int(self.n), int(self.T), int(self.k)

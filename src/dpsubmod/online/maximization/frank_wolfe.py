@@ -96,6 +96,7 @@ class FrankWolfeLearner(Learner):
                 f"{self.gradient!r}."
             )
         check_int(self.n_samples, "n_samples", low=2, caller=caller)
+        self._finish_construction(FrankWolfeLearner)
 
     def _paper_K(self) -> int:
         r"""The theorem's number of Frank-Wolfe steps (``K="paper"``): :math:`\lceil\sqrt

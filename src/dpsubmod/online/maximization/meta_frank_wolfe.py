@@ -52,6 +52,7 @@ convex programming and generalized infinitesimal gradient ascent", ICML 2003.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -68,6 +69,7 @@ from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
 from .frank_wolfe import GRADIENT_METHODS, NEIGHBOURING, FrankWolfeLearner, batch_gradient
 from .fw_bounds import (
@@ -118,6 +120,9 @@ class MetaFrankWolfe(FrankWolfeLearner):
         Learning rate of ``"ftrl"``.
     """
 
+    _tags = LearnerTags(private=False, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=())
+
     def __init__(self, n: int, T: int, constraint: object, *, K: int | None = None,
                  oracle: str = "ogd", step: float | None = None, eta: float | None = None,
                  bound: float = 1.0, gradient: str = "auto", n_samples: int = 200,
@@ -135,6 +140,7 @@ class MetaFrankWolfe(FrankWolfeLearner):
         for name, v in (("step", step), ("eta", eta)):
             if v is not None:
                 check_real(v, name, low=0.0, low_open=True, caller=caller)
+        self._finish_construction(MetaFrankWolfe)
 
     def _resolve(self) -> dict[str, Any]:
         n, T = int(self.n), int(self.T)
@@ -247,6 +253,9 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
         (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, n: int, T: int, constraint: object, *, epsilon: float,
                  K: int | None = None, H: float | None = None, bound: float = 1.0,
                  gradient: str = "auto", n_samples: int = 200, rng: RNGLike = None,
@@ -284,6 +293,7 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
                 f"with gradients bounded by {self.bound!r}, it gives tree counters whose "
                 "node-noise scale is outside floating-point range. Pass a larger epsilon."
             ) from None
+        self._finish_construction(PFTALMetaFrankWolfe)
 
     @property
     def noise_off(self) -> bool:
@@ -377,11 +387,8 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
 
     def _build_oracles(self) -> None:
         p = self._params
-        reg = self._region
-
-        def project(y: np.ndarray) -> np.ndarray:
-            return euclidean_projection(reg, y)
-
+        # a partial, not a closure: the learner pickles mid-run
+        project = functools.partial(euclidean_projection, self._region)
         rngs = self._oracle_rng.spawn(p["K"])
         self._copies = []
         for r in rngs:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from ..._rng import RNGLike
+from ..tags import LearnerTags
 from .bandit_appendix import NaiveBanditDP
 from .fidp import FIDP
 
@@ -63,9 +64,13 @@ class OnlineGreedy(FIDP):
     (100, True)
     """
 
+    _tags = LearnerTags(private=False, feedback="full", problem="maximization",
+                        assumption="oblivious", backends=())
+
     def __init__(self, n: int, T: int, k: int, *, eta: float | None = None,
                  distinct: bool = True, rng: RNGLike = None):
         super().__init__(n, T, k, epsilon=math.inf, eta=eta, distinct=distinct, rng=rng)
+        self._finish_construction(OnlineGreedy)
 
 
 class BanditOnlineGreedy(NaiveBanditDP):
@@ -91,7 +96,11 @@ class BanditOnlineGreedy(NaiveBanditDP):
     rng : int, Generator, SeedSequence or None, default=None
     """
 
+    _tags = LearnerTags(private=False, feedback="bandit", problem="maximization",
+                        assumption="oblivious", backends=())
+
     def __init__(self, n: int, T: int, k: int, *, gamma: float | None = None,
                  eta: float | None = None, distinct: bool = True, rng: RNGLike = None):
         super().__init__(n, T, k, epsilon=math.inf, gamma=gamma, eta=eta, distinct=distinct,
                          rng=rng)
+        self._finish_construction(BanditOnlineGreedy)

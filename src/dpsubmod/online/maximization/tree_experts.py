@@ -80,6 +80,7 @@ from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .experts import (
     EXPECTED_VALUE_MAX_TUPLES,
     REWARD_UNITS,
@@ -171,6 +172,9 @@ class PrivateTreeExperts(Learner):
     (1.0, 1e-06)
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="maximization",
+                        assumption="adaptive", backends=NOISE_BACKENDS)
+
     feedback = "full"
     sense = "max"
     assumption = "adaptive"
@@ -190,6 +194,7 @@ class PrivateTreeExperts(Learner):
         self.rng = rng
         self.budget = budget
         self._check_params()
+        self._finish_construction(PrivateTreeExperts)
 
     # -- validation and public calibration ----------------------------------------------------
     def _check_params(self) -> None:

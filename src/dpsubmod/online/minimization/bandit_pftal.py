@@ -27,6 +27,7 @@ from ..._validation import is_noise_off
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._checks import check_gamma, resolve_gamma
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .bounds import COST_UNITS, bandit_pftal_bound, best_bandit_pftal
 from .onepoint import (
     chain_order,
@@ -96,6 +97,9 @@ class BanditSubmodPFTAL(_SubmodBase):
         (:func:`~dpsubmod.privacy.backends.choose_backend`).
     """
 
+    _tags = LearnerTags(private=True, feedback="bandit", problem="minimization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     feedback = "bandit"
     _caller = "BanditSubmodPFTAL"
 
@@ -111,6 +115,7 @@ class BanditSubmodPFTAL(_SubmodBase):
         super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
                          sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
                          rng=rng, budget=budget, backend=backend)
+        self._finish_construction(BanditSubmodPFTAL)
 
     def _check_own_args(self, caller: str, n: int) -> None:
         gamma = self.gamma

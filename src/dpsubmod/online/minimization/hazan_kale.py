@@ -42,6 +42,7 @@ from ...errors import ValidationError
 from ...functions.base import SetFunction
 from .._checks import check_gamma, check_x1, resolve_gamma
 from ..protocol import Learner
+from ..tags import LearnerTags
 from .bounds import COST_UNITS, bandit_hazan_kale_bound, hazan_kale_bound
 from .onepoint import (
     chain_order,
@@ -128,6 +129,9 @@ class HazanKale(_OGDBase):
         Rounding randomness, resolved when the state is built.
     """
 
+    _tags = LearnerTags(private=False, feedback="full", problem="minimization",
+                        assumption="oblivious", backends=())
+
     feedback = "full"
 
     def __init__(self, n: int, T: int, *, M: float, eta: float | None = None, x1: object = None,
@@ -143,6 +147,7 @@ class HazanKale(_OGDBase):
         self.eta = eta
         self.x1 = x1
         self.rng = rng
+        self._finish_construction(HazanKale)
 
     def _resolve(self) -> dict[str, Any]:
         n, T, M = int(self.n), int(self.T), float(self.M)
@@ -198,6 +203,9 @@ class BanditHazanKale(_OGDBase):
         Step size; default :math:`\sqrt{n\gamma}/(2M(n+1)\sqrt T)`.
     """
 
+    _tags = LearnerTags(private=False, feedback="bandit", problem="minimization",
+                        assumption="oblivious", backends=())
+
     feedback = "bandit"
 
     def __init__(self, n: int, T: int, *, M: float, gamma: float | None = None,
@@ -224,6 +232,7 @@ class BanditHazanKale(_OGDBase):
                 "Rescale the costs so that M is a moderate number (divide them by M and pass "
                 "M=1)."
             )
+        self._finish_construction(BanditHazanKale)
 
     def _gamma(self, *, warn: bool = True) -> float:
         n, T = int(self.n), int(self.T)

@@ -109,6 +109,7 @@ from .._checks import check_privacy_args, check_x1, clip_norm
 from .._plans import check_backend, check_spend, learner_backend, run_plan
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .bounds import COST_UNITS, noise_scaled_H, submod_pftal_bound
 from .onepoint import chain_order, chain_subgradient, chain_values, chain_weights
 
@@ -184,6 +185,12 @@ class _SubmodBase(Learner):
         self.backend = learner_backend(self, backend, rng, caller, noise)
         check_backend(backend, caller, noise)
         self._check_spend()
+        self._finish_construction(_SubmodBase)
+
+    @property
+    def noise_off(self) -> bool:
+        """Whether the noise is off (``epsilon=inf``): the run is then not private."""
+        return is_noise_off(self.epsilon)
 
     def _check_own_args(self, caller: str, n: int) -> None:
         """Check the arguments a subclass stored before calling the shared constructor (none
@@ -260,7 +267,7 @@ class _SubmodBase(Learner):
 
     def _privacy_plan(self) -> PrivacyPlan | None:
         """The inner counter's one tree-aggregation event; ``None`` when the noise is off."""
-        if is_noise_off(self.epsilon):
+        if self.noise_off:
             return None
 
         def build() -> PrivacyPlan:
@@ -397,6 +404,9 @@ class SubmodPFTAL(_SubmodBase):
     (0,)
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="minimization",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     feedback = "full"
     _caller = "SubmodPFTAL"
 
@@ -411,6 +421,7 @@ class SubmodPFTAL(_SubmodBase):
         super().__init__(n, T, M=M, epsilon=epsilon, H=H, calibration=calibration,
                          sensitivity=sensitivity, clip=clip, x1=x1, noise=noise, delta=delta,
                          rng=rng, budget=budget, backend=backend)
+        self._finish_construction(SubmodPFTAL)
 
     def _check_own_args(self, caller: str, n: int) -> None:
         c = self.centre

@@ -56,6 +56,7 @@ from ...privacy.plan import PrivacyPlan
 from ...privacy.zcdp import rho_for_target
 from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
+from ..tags import NOISE_BACKENDS, LearnerTags
 
 __all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
 
@@ -224,6 +225,9 @@ class PrivateFTRL(OnlineBase):
     0
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="linear",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, region: object, T: int, *, n: int | None = None, copies: int = 1,
                  epsilon: float, delta: float = 0.0, noise: str = "laplace",
                  eta: float | None = None, loss_range: tuple[float, float] = (-1.0, 1.0),
@@ -263,6 +267,7 @@ class PrivateFTRL(OnlineBase):
             check_spend(caller, plan.report().epsilon, float(epsilon), parameter="tree_epsilon",
                         fix=f"{int(copies)} trees of tree_epsilon={float(tree_epsilon):.6g} "
                             f"compose to more; pass a smaller tree_epsilon, or omit it.")
+        self._finish_construction(PrivateFTRL)
 
     # -- calibration --------------------------------------------------------------------------
     @property

@@ -34,6 +34,7 @@ from ...privacy.plan import PrivacyPlan
 from ...privacy.weights import ExponentialWeights
 from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
+from ..tags import NOISE_BACKENDS, LearnerTags
 from .hedge_privacy import (
     check_backend_param,
     check_eta,
@@ -109,6 +110,9 @@ class Hedge(OnlineBase):
     True
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="experts",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, n: int, eta: float, *, copies: int = 1, max_draws: int | None = None,
                  delta: float = 0.0, composition: str = "auto", backend: str | None = None,
                  rng: RNGLike = None, budget: Any = None):
@@ -133,8 +137,14 @@ class Hedge(OnlineBase):
         self.rng = rng
         self.budget = budget
         _ = self.privacy  # a rule that does not apply at this delta fails here, not at first use
+        self._finish_construction(Hedge)
 
     # -- privacy ------------------------------------------------------------------------------
+    @property
+    def noise_off(self) -> bool:
+        """Whether the run has no privacy statement (``max_draws=None``)."""
+        return self.max_draws is None
+
     def _privacy_plan(self) -> PrivacyPlan | None:
         """``copies * max_draws`` exponential-mechanism draws; ``None`` without ``max_draws``."""
         if self.max_draws is None:

@@ -54,6 +54,7 @@ from ...privacy.plan import PrivacyPlan
 from .._checks import NOISES, check_privacy_args, clip_norm
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
+from ..tags import NOISE_BACKENDS, LearnerTags
 
 __all__ = ["PFTAL", "project_box", "NOISES"]
 
@@ -142,6 +143,9 @@ class PFTAL(OnlineBase):
     [0.5, 0.5]
     """
 
+    _tags = LearnerTags(private=True, feedback="full", problem="convex",
+                        assumption="oblivious", backends=NOISE_BACKENDS)
+
     def __init__(self, dim: int, T: int, *, H: float, epsilon: float,
                  sensitivity: float | None = None, lipschitz: float | None = None,
                  project: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -177,6 +181,7 @@ class PFTAL(OnlineBase):
         self.rng = rng
         self.budget = budget
         self.backend = learner_backend(self, backend, rng, caller, noise)
+        self._finish_construction(PFTAL)
 
     # -- state --------------------------------------------------------------------------------
     @property
