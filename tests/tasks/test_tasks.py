@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpsubmod.errors import ParameterTypeError, ValidationError
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.privacy import exact_check
 from dpsubmod.tasks import (
     DataIssue,

@@ -12,16 +12,16 @@ from .._lazy import lazy_exports
 #: Where each exported name is defined; it loads on first use (PEP 562).
 _WHERE = {
     "continuous_greedy": ("private_continuous_greedy", "private_continuous_greedy_layers",),
-    "decomposable": ("private_greedy_decomposable",),
+    "discrete.decomposable": ("private_greedy_decomposable",),
     "dpcg": ("dpcg", "dpcg_curvature",),
-    "greedy": (
+    "discrete.greedy": (
         "greedy", "knapsack_greedy", "lazy_greedy", "random_feasible", "stochastic_greedy",
     ),
     "ksubmodular": (
         "ks_greedy", "ks_matroid_greedy", "ks_private", "ks_private_sampled", "ks_random",
     ),
     "minimize": ("MinimizeResult", "minimize", "minimize_cut_plus_modular",),
-    "private_greedy": ("private_greedy", "private_stochastic_greedy",),
+    "discrete.private_greedy": ("private_greedy", "private_stochastic_greedy",),
     "registry": (
         "MethodSpec", "get_method", "list_methods", "maximize", "maximize_ksubmodular", "register",
     ),

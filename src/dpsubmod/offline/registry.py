@@ -84,13 +84,14 @@ _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 #: imported the first time the method is asked for, so a call of ``private_greedy`` does not
 #: load continuous greedy, DPCG or the k-submodular methods (and their dependencies).
 SHIPPED: dict[tuple[str, str], str] = {
-    **{("set", n): "greedy" for n in ("greedy", "lazy_greedy", "stochastic_greedy", "random",
-                                      "knapsack_greedy")},
-    **{("set", n): "private_greedy" for n in ("private_greedy", "private_stochastic_greedy")},
+    **{("set", n): "discrete.greedy"
+       for n in ("greedy", "lazy_greedy", "stochastic_greedy", "random", "knapsack_greedy")},
+    **{("set", n): "discrete.private_greedy"
+       for n in ("private_greedy", "private_stochastic_greedy")},
+    ("set", "private_greedy_decomposable"): "discrete.decomposable",
     **{("set", n): "continuous_greedy" for n in ("private_continuous_greedy",
                                                  "private_continuous_greedy_layers")},
     **{("set", n): "dpcg" for n in ("dpcg", "dpcg_curvature")},
-    ("set", "private_greedy_decomposable"): "decomposable",
     **{("ksubmodular", n): "ksubmodular" for n in ("ks_greedy", "ks_matroid_greedy", "ks_random",
                                                    "ks_private", "ks_private_sampled")},
 }

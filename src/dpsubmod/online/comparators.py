@@ -43,7 +43,7 @@ from ..functions.base import CutForm, SetFunction
 from ..functions.combinators import Sum
 from ..functions.graph_cut import GraphCut
 from ..functions.modular import Modular
-from ..offline.greedy import greedy
+from ..offline.discrete.greedy import greedy
 from ..offline.minimize import minimize
 from .protocol import Sense
 from .streams import as_stream

@@ -10,7 +10,6 @@ tiny neighbouring inputs stays within epsilon.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -19,12 +18,14 @@ import pytest
 from dpsubmod.constraints import Knapsack
 from dpsubmod.errors import DPSubmodError
 from dpsubmod.functions import FacilityLocation
-from dpsubmod.offline.private_greedy import _max_feasible_size, _Scorer, greedy_path_distribution
+from dpsubmod.offline.discrete import private_greedy as pg
+from dpsubmod.offline.discrete.private_greedy import (
+    _max_feasible_size,
+    _Scorer,
+    greedy_path_distribution,
+)
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.selection import exponential_mechanism_probabilities
-
-# the module (the package attribute of the same name is the function)
-pg = importlib.import_module("dpsubmod.offline.private_greedy")
 
 CANDS = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
 

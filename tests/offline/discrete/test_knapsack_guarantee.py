@@ -21,7 +21,7 @@ from dpsubmod.constraints import Knapsack
 from dpsubmod.functions import Coverage, FacilityLocation
 from dpsubmod.offline.guarantees import E1, em_shortfall, max_feasible_size
 from dpsubmod.privacy.selection import exponential_mechanism_probabilities
-from offline.test_knapsack_calibration import pipeline_distribution
+from offline.discrete.test_knapsack_calibration import pipeline_distribution
 from oracles import brute_force_max
 
 

@@ -19,14 +19,14 @@ import math
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator, check_rng
-from .._validation import check_bool, check_int, check_real
-from ..constraints import Constraint
-from ..functions.base import SetFunction
-from ._common import is_knapsack, make_result, require_finite, resolve
-from .guarantees import greedy_guarantee, no_guarantee
-from .registry import register
-from .result import Result
+from ..._rng import RNGLike, as_generator, check_rng
+from ..._validation import check_bool, check_int, check_real
+from ...constraints import Constraint
+from ...functions.base import SetFunction
+from .._common import is_knapsack, make_result, require_finite, resolve
+from ..guarantees import greedy_guarantee, no_guarantee
+from ..registry import register
+from ..result import Result
 
 __all__ = ["greedy", "lazy_greedy", "stochastic_greedy", "random_feasible", "knapsack_greedy"]
 

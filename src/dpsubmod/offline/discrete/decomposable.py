@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from .._rng import RNGLike, check_rng
-from .._validation import check_delta, check_epsilon, check_real
-from ..errors import SensitivityError, ValidationError
-from ..functions.base import SetFunction
-from ..privacy import mechanisms as mech
-from ..privacy.calibration import exponential_mechanism_weight
-from ..privacy.events import PrivacyEvent
-from ..privacy.plan import backend_name
-from ._common import (
+from ..._rng import RNGLike, check_rng
+from ..._validation import check_delta, check_epsilon, check_real
+from ...errors import SensitivityError, ValidationError
+from ...functions.base import SetFunction
+from ...privacy import mechanisms as mech
+from ...privacy.calibration import exponential_mechanism_weight
+from ...privacy.events import PrivacyEvent
+from ...privacy.plan import backend_name
+from .._common import (
     check_noise_parameter,
     is_knapsack,
     make_result,
@@ -30,9 +30,9 @@ from ._common import (
     require_finite,
     resolve,
 )
-from .guarantees import em_greedy_guarantee, max_feasible_size
-from .registry import register
-from .result import Result
+from ..guarantees import em_greedy_guarantee, max_feasible_size
+from ..registry import register
+from ..result import Result
 
 __all__ = ["private_greedy_decomposable", "gupta_step_epsilon", "gupta_privacy"]
 

@@ -16,13 +16,12 @@ from dpsubmod.constraints import PartitionMatroid, UniformMatroid
 from dpsubmod.errors import DPSubmodError, SensitivityError
 from dpsubmod.functions import FacilityLocation, Modular
 from dpsubmod.offline import random_feasible
-from dpsubmod.offline.private_greedy import (
-    greedy_path_distribution,
+from dpsubmod.offline.discrete.decomposable import (
     gupta_privacy,
     gupta_step_epsilon,
-    private_greedy,
     private_greedy_decomposable,
 )
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution, private_greedy
 from dpsubmod.privacy.audit import exact_check
 from oracles import brute_force_max
 

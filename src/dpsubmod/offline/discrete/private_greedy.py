@@ -5,9 +5,10 @@
   variant): at each step the exponential mechanism over the feasible candidates, scored by
   marginal gains.
 * :func:`private_stochastic_greedy`: the same over a uniform random subset of candidates each step.
-* :func:`private_greedy_decomposable` (defined in :mod:`dpsubmod.offline.decomposable`, re-exported
-  here): Gupta, Ligett, McSherry, Roth and Talwar 2010 for objectives that are sums of per-record
-  monotone submodular terms, with a per-step budget that does not shrink with k.
+* :func:`~dpsubmod.offline.discrete.decomposable.private_greedy_decomposable` (in its own
+  module, which loads scipy): Gupta, Ligett, McSherry, Roth and Talwar 2010 for objectives that
+  are sums of per-record monotone submodular terms, with a per-step budget that does not shrink
+  with k.
 
 Why a marginal-gain step costs ``2 eps' Delta`` (not ``4 eps' Delta``)
 ----------------------------------------------------------------------
@@ -31,27 +32,26 @@ weight ``exp(eps_step q / (4 Delta / c_min))``, which spends only half of each s
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, check_rng
-from .._validation import check_delta, check_epsilon, check_int, check_real
-from ..constraints import Constraint, Knapsack
-from ..errors import ValidationError
-from ..functions.base import FunctionState, SetFunction
-from ..privacy import mechanisms as mech
-from ..privacy.backends import NoiseBackend
-from ..privacy.calibration import exponential_mechanism_weight
-from ..privacy.composition import split_budget
-from ..privacy.events import PrivacyEvent
-from ..privacy.ledger import Ledger
-from ..privacy.plan import backend_name
-from ._common import (
+from ..._rng import RNGLike, check_rng
+from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ...constraints import Constraint, Knapsack
+from ...errors import ValidationError
+from ...functions.base import FunctionState, SetFunction
+from ...privacy import mechanisms as mech
+from ...privacy.backends import NoiseBackend
+from ...privacy.calibration import exponential_mechanism_weight
+from ...privacy.composition import split_budget
+from ...privacy.events import PrivacyEvent
+from ...privacy.ledger import Ledger
+from ...privacy.plan import backend_name
+from .._common import (
     check_noise_parameter,
     check_score_sensitivity,
     is_knapsack,
@@ -61,32 +61,16 @@ from ._common import (
     require_finite,
     resolve,
 )
-from .guarantees import em_greedy_guarantee, max_feasible_size
-from .registry import register
-from .result import Result
-
-if TYPE_CHECKING:
-    from .decomposable import gupta_privacy, gupta_step_epsilon, private_greedy_decomposable
+from ..guarantees import em_greedy_guarantee, max_feasible_size
+from ..registry import register
+from ..result import Result
 
 __all__ = [
     "private_greedy",
     "private_stochastic_greedy",
-    "private_greedy_decomposable",
-    "gupta_step_epsilon",
-    "gupta_privacy",
     "greedy_path_distribution",
 ]
 
-#: Names defined in :mod:`dpsubmod.offline.decomposable` and also reachable here; that module
-#: (and scipy.optimize with it) loads on first use (PEP 562), not with the exponential-mechanism
-#: greedy.
-_DECOMPOSABLE = frozenset({"private_greedy_decomposable", "gupta_step_epsilon", "gupta_privacy"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _DECOMPOSABLE:
-        return getattr(importlib.import_module(f"{__package__}.decomposable"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # ---------------------------------------------------------------------------------------------
 # budget
