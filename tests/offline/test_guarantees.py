@@ -19,7 +19,7 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.functions import Coverage
 from dpsubmod.functions.ksubmodular import KCoverage
 from dpsubmod.offline import list_methods
-from dpsubmod.offline.continuous_greedy import (
+from dpsubmod.offline.continuous.continuous_greedy import (
     continuous_greedy_calibration,
     continuous_greedy_utility_gap,
 )

@@ -11,9 +11,11 @@ from .._lazy import lazy_exports
 
 #: Where each exported name is defined; it loads on first use (PEP 562).
 _WHERE = {
-    "continuous_greedy": ("private_continuous_greedy", "private_continuous_greedy_layers",),
+    "continuous.continuous_greedy": (
+        "private_continuous_greedy", "private_continuous_greedy_layers",
+    ),
     "discrete.decomposable": ("private_greedy_decomposable",),
-    "dpcg": ("dpcg", "dpcg_curvature",),
+    "continuous.dpcg": ("dpcg", "dpcg_curvature",),
     "discrete.greedy": (
         "greedy", "knapsack_greedy", "lazy_greedy", "random_feasible", "stochastic_greedy",
     ),

@@ -89,9 +89,9 @@ SHIPPED: dict[tuple[str, str], str] = {
     **{("set", n): "discrete.private_greedy"
        for n in ("private_greedy", "private_stochastic_greedy")},
     ("set", "private_greedy_decomposable"): "discrete.decomposable",
-    **{("set", n): "continuous_greedy" for n in ("private_continuous_greedy",
-                                                 "private_continuous_greedy_layers")},
-    **{("set", n): "dpcg" for n in ("dpcg", "dpcg_curvature")},
+    **{("set", n): "continuous.continuous_greedy"
+       for n in ("private_continuous_greedy", "private_continuous_greedy_layers")},
+    **{("set", n): "continuous.dpcg" for n in ("dpcg", "dpcg_curvature")},
     **{("ksubmodular", n): "ksubmodular" for n in ("ks_greedy", "ks_matroid_greedy", "ks_random",
                                                    "ks_private", "ks_private_sampled")},
 }

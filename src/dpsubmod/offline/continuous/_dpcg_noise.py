@@ -12,15 +12,15 @@ import math
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int, check_real
-from ..errors import ValidationError
-from ..privacy import mechanisms as mech
-from ..privacy.backends import NoiseBackend
-from ..privacy.composition import even_share
-from ..privacy.events import PrivacyEvent, rho_pure
-from ..privacy.ledger import Ledger
-from ..privacy.zcdp import rho_for_target as _rho_for_target
-from ._common import check_noise_parameter
+from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ...errors import ValidationError
+from ...privacy import mechanisms as mech
+from ...privacy.backends import NoiseBackend
+from ...privacy.composition import even_share
+from ...privacy.events import PrivacyEvent, rho_pure
+from ...privacy.ledger import Ledger
+from ...privacy.zcdp import rho_for_target as _rho_for_target
+from .._common import check_noise_parameter
 
 __all__ = ["dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
 

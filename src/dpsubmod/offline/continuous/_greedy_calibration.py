@@ -2,9 +2,9 @@
 the per-step calibration, the stated utility gap of Algorithm 1, and the cover and subsample
 sizes of Algorithm 2 (the paper's defaults, and the refusal of a run too large to finish).
 
-The algorithms and their privacy are described in :mod:`dpsubmod.offline.continuous_greedy`
-(Rafiey and Yoshida 2020); this module holds their calibration so that the algorithms' module
-stays readable.
+The algorithms and their privacy are described in
+:mod:`dpsubmod.offline.continuous.continuous_greedy` (Rafiey and Yoshida 2020); this module holds
+their calibration so that the algorithms' module stays readable.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import check_delta, check_epsilon, check_int, check_real
-from ..errors import ValidationError
-from ..privacy import mechanisms as mech
-from ..privacy.composition import split_budget
+from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ...errors import ValidationError
+from ...privacy import mechanisms as mech
+from ...privacy.composition import split_budget
 
 __all__ = [
     "continuous_greedy_calibration",

@@ -42,11 +42,11 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.special import logsumexp
 
-from ..constraints.base import Matroid
-from ..constraints.graphic import GraphicMatroid
-from ..constraints.partition import PartitionMatroid
-from ..constraints.uniform import UniformMatroid
-from ..errors import ValidationError
+from ...constraints.base import Matroid
+from ...constraints.graphic import GraphicMatroid
+from ...constraints.partition import PartitionMatroid
+from ...constraints.uniform import UniformMatroid
+from ...errors import ValidationError
 
 __all__ = ["ProductBaseSampler", "product_base_sampler", "SUPPORTED_MATROIDS"]
 

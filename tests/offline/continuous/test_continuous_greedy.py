@@ -28,8 +28,8 @@ from dpsubmod.constraints import (
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage
-from dpsubmod.offline._product_bases import product_base_sampler
-from dpsubmod.offline.continuous_greedy import (
+from dpsubmod.offline.continuous._product_bases import product_base_sampler
+from dpsubmod.offline.continuous.continuous_greedy import (
     continuous_greedy_calibration,
     continuous_greedy_utility_gap,
     private_continuous_greedy,

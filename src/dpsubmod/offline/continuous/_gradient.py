@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_int
-from ..errors import ValidationError
-from ..extensions.multilinear import multilinear_gradient
-from ..functions.base import SetFunction
-from ..functions.facility_location import FacilityLocation
-from ._common import check_score_sensitivity, require_finite
+from ..._validation import check_int
+from ...errors import ValidationError
+from ...extensions.multilinear import multilinear_gradient
+from ...functions.base import SetFunction
+from ...functions.facility_location import FacilityLocation
+from .._common import check_score_sensitivity, require_finite
 
 __all__ = ["gradient_sensitivity", "GradientOracle"]
 

@@ -15,8 +15,8 @@ knapsack.
 Noise and privacy (replace-one neighbours, declared value sensitivity :math:`\Delta`). Each
 gradient coordinate moves by at most :math:`s = 2\Delta` in the general data model and
 :math:`s = \Delta` for ``data_model == "monotone-records"`` objectives
-(:mod:`dpsubmod.offline._continuous`), so the gradient has l1 sensitivity :math:`n s` and l2
-sensitivity :math:`\sqrt n s`.
+(:mod:`dpsubmod.offline.continuous._gradient`), so the gradient has l1 sensitivity :math:`n s`
+and l2 sensitivity :math:`\sqrt n s`.
 
 * Laplace: :math:`Y^{(k)} \sim \mathrm{Lap}(\lambda)^n` with :math:`\lambda = K n s / \epsilon`
   (the note's :math:`2 K n \Delta / \epsilon` in the general model): each step is
@@ -53,18 +53,18 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, check_rng
-from .._validation import check_delta, check_epsilon, check_finite, check_int, check_real
-from ..constraints.knapsack import Knapsack
-from ..errors import ValidationError
-from ..extensions.multilinear import has_closed_form, multilinear_gradient
-from ..functions.base import SetFunction
-from ..polytopes.oracles import KnapsackPolytope
-from ..privacy import mechanisms as mech
-from ..privacy.composition import even_share, proportional_shares
-from ..privacy.events import PrivacyEvent, rho_pure
-from ..privacy.plan import backend_name
-from ._common import (
+from ..._rng import RNGLike, check_rng
+from ..._validation import check_delta, check_epsilon, check_finite, check_int, check_real
+from ...constraints.knapsack import Knapsack
+from ...errors import ValidationError
+from ...extensions.multilinear import has_closed_form, multilinear_gradient
+from ...functions.base import SetFunction
+from ...polytopes.oracles import KnapsackPolytope
+from ...privacy import mechanisms as mech
+from ...privacy.composition import even_share, proportional_shares
+from ...privacy.events import PrivacyEvent, rho_pure
+from ...privacy.plan import backend_name
+from .._common import (
     check_noise_parameter,
     make_result,
     noise_source,
@@ -72,7 +72,9 @@ from ._common import (
     require_finite,
     resolve,
 )
-from ._continuous import GradientOracle, gradient_sensitivity, stores_nothing
+from ..guarantees import continuous_guarantee, no_guarantee
+from ..registry import register
+from ..result import Result
 from ._dpcg_noise import (
     _check_noise,
     _div,
@@ -82,9 +84,7 @@ from ._dpcg_noise import (
     dpcg_utility_gap,
 )
 from ._dpcg_path import _Path, _polytope, _run
-from .guarantees import continuous_guarantee, no_guarantee
-from .registry import register
-from .result import Result
+from ._gradient import GradientOracle, gradient_sensitivity, stores_nothing
 
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..constraints.base import Constraint, Matroid
-from ..constraints.knapsack import Knapsack
-from ..errors import ValidationError
-from ..polytopes.oracles import KnapsackPolytope, MatroidPolytope
-from ..polytopes.rounding import ConvexDecomposition, knapsack_rounding
+from ...constraints.base import Constraint, Matroid
+from ...constraints.knapsack import Knapsack
+from ...errors import ValidationError
+from ...polytopes.oracles import KnapsackPolytope, MatroidPolytope
+from ...polytopes.rounding import ConvexDecomposition, knapsack_rounding
 from ._dpcg_noise import _Noise
 
 

@@ -22,8 +22,8 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage, Modular
-from dpsubmod.offline import _dpcg_path
-from dpsubmod.offline.dpcg import (
+from dpsubmod.offline.continuous import _dpcg_path
+from dpsubmod.offline.continuous.dpcg import (
     dpcg,
     dpcg_curvature,
     dpcg_default_steps,

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dpsubmod.constraints import GraphicMatroid
-from dpsubmod.offline import _product_bases
-from dpsubmod.offline._product_bases import product_base_sampler
+from dpsubmod.offline.continuous import _product_bases
+from dpsubmod.offline.continuous._product_bases import product_base_sampler
 
 
 def _reference_components(n_nodes: int, edges: np.ndarray) -> np.ndarray:

@@ -3,11 +3,11 @@ per-step calibration and the zCDP split, never the paper's classic one.
 
 The run releases ``K`` Gaussian-noised gradients, each shifted between neighbours by at most the
 l2 sensitivity ``sqrt(n) s`` (attained: every coordinate moves by ``s`` on the free matroid at
-``x = 1``, tests/offline/test_dpcg.py). ``K`` adaptive Gaussian releases with shifts of norm at
-most ``l2`` are dominated by, and with full shifts equal to, the pair ``N(0, sigma^2)`` against
-``N(sqrt(K) l2, sigma^2)`` (Dong, Roth and Su 2019, Corollary 3.3), whose privacy profile is
-exact in closed form (Balle and Wang 2018, Theorem 8). The checks below evaluate that exact
-profile at the claimed epsilon.
+``x = 1``, tests/offline/continuous/test_dpcg.py). ``K`` adaptive Gaussian releases with shifts of
+norm at most ``l2`` are dominated by, and with full shifts equal to, the pair ``N(0, sigma^2)``
+against ``N(sqrt(K) l2, sigma^2)`` (Dong, Roth and Su 2019, Corollary 3.3), whose privacy profile is
+exact in closed form (Balle and Wang 2018, Theorem 8). The checks below evaluate that exact profile
+at the claimed epsilon.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from scipy.special import ndtr
 
 from dpsubmod.functions import Coverage
-from dpsubmod.offline.dpcg import dpcg, dpcg_curvature, dpcg_noise_scale
+from dpsubmod.offline.continuous.dpcg import dpcg, dpcg_curvature, dpcg_noise_scale
 from dpsubmod.privacy import mechanisms as mech
 from dpsubmod.privacy.composition import even_share
 from dpsubmod.privacy.zcdp import rho_for_target

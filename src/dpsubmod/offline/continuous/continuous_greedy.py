@@ -14,9 +14,9 @@ Zenklusen 2010) from its kept decomposition into bases. The paper's cover is not
 here it is the set of averages of ``cover_size = m`` bases, :math:`\frac1m \sum_j 1_{B_j}`, taken
 as the multiset of ordered ``m``-tuples, and the mechanism over it is drawn *exactly* as ``m``
 independent bases with :math:`P(B) \propto \prod_{e \in B} \exp(\epsilon' g_e / m)` (uniform,
-partition and graphic matroids; :mod:`dpsubmod.offline._product_bases`). ``m = 1`` (one base per
-step, the "bases variant") is the default and the recommended form: the linear maximum over the
-polytope is attained at a base, so a larger ``m`` only adds :math:`\ln|\mathcal B|` per extra
+partition and graphic matroids; :mod:`dpsubmod.offline.continuous._product_bases`). ``m = 1`` (one
+base per step, the "bases variant") is the default and the recommended form: the linear maximum over
+the polytope is attained at a base, so a larger ``m`` only adds :math:`\ln|\mathcal B|` per extra
 base to the mechanism's error.
 
 Algorithm 2 (:func:`private_continuous_greedy_layers`): each step scores a data-independent
@@ -28,7 +28,7 @@ surely misses its best points (seed 004 review, finding A1). Prefer Algorithm 1 
 Privacy (replace-one neighbours, declared value sensitivity :math:`\Delta`). The score
 :math:`\langle y, g_D \rangle` has no term common to all candidates; each gradient coordinate
 moves by at most :math:`s = 2\Delta` in the general data model and :math:`s = \Delta` for
-``data_model == "monotone-records"`` objectives (see :mod:`dpsubmod.offline._continuous`).
+``data_model == "monotone-records"`` objectives (see :mod:`dpsubmod.offline.continuous._gradient`).
 Every candidate has :math:`\|y\|_1 = r`, so the score differences lie in
 :math:`[-r s, r s]` (range :math:`2 r s`) and a step drawn with
 :math:`\epsilon' = \epsilon_{step} / (2 r s)` is :math:`\epsilon_{step}`-DP and
@@ -44,20 +44,23 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator, check_rng
-from .._validation import check_delta, check_epsilon, check_int, check_real
-from ..constraints.base import Matroid
-from ..errors import ValidationError
-from ..functions.base import SetFunction
-from ..polytopes.rounding import ConvexDecomposition
-from ..privacy import mechanisms as mech
-from ..privacy.backends import NumpyBackend
-from ..privacy.events import PrivacyEvent
-from ..privacy.ledger import Ledger
-from ..privacy.plan import backend_name
-from ._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
-from ._continuous import GradientOracle, gradient_sensitivity
-from ._continuous_greedy_calibration import (
+from ..._rng import RNGLike, as_generator, check_rng
+from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ...constraints.base import Matroid
+from ...errors import ValidationError
+from ...functions.base import SetFunction
+from ...polytopes.rounding import ConvexDecomposition
+from ...privacy import mechanisms as mech
+from ...privacy.backends import NumpyBackend
+from ...privacy.events import PrivacyEvent
+from ...privacy.ledger import Ledger
+from ...privacy.plan import backend_name
+from .._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
+from ..guarantees import best_steps, continuous_guarantee, no_guarantee
+from ..registry import register
+from ..result import Result
+from ._gradient import GradientOracle, gradient_sensitivity
+from ._greedy_calibration import (
     ContinuousGreedyCalibration,
     _check_layers_work,
     _layers_defaults,
@@ -65,9 +68,6 @@ from ._continuous_greedy_calibration import (
     continuous_greedy_utility_gap,
 )
 from ._product_bases import ProductBaseSampler, product_base_sampler
-from .guarantees import best_steps, continuous_guarantee, no_guarantee
-from .registry import register
-from .result import Result
 
 __all__ = [
     "private_continuous_greedy",

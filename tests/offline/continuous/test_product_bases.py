@@ -17,8 +17,8 @@ from scipy.special import logsumexp
 from dpsubmod import maximize
 from dpsubmod.constraints import GraphicMatroid
 from dpsubmod.functions import FacilityLocation
-from dpsubmod.offline import _product_bases
-from dpsubmod.offline._product_bases import product_base_sampler
+from dpsubmod.offline.continuous import _product_bases
+from dpsubmod.offline.continuous._product_bases import product_base_sampler
 from oracles import chi_square_pvalue
 
 # a multigraph with a parallel edge, a self-loop and two components
