@@ -19,7 +19,7 @@ _WHERE = {
     "discrete.greedy": (
         "greedy", "knapsack_greedy", "lazy_greedy", "random_feasible", "stochastic_greedy",
     ),
-    "ksubmodular": (
+    "ksubmodular.methods": (
         "ks_greedy", "ks_matroid_greedy", "ks_private", "ks_private_sampled", "ks_random",
     ),
     "minimize": ("MinimizeResult", "minimize", "minimize_cut_plus_modular",),

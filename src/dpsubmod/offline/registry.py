@@ -92,8 +92,9 @@ SHIPPED: dict[tuple[str, str], str] = {
     **{("set", n): "continuous.continuous_greedy"
        for n in ("private_continuous_greedy", "private_continuous_greedy_layers")},
     **{("set", n): "continuous.dpcg" for n in ("dpcg", "dpcg_curvature")},
-    **{("ksubmodular", n): "ksubmodular" for n in ("ks_greedy", "ks_matroid_greedy", "ks_random",
-                                                   "ks_private", "ks_private_sampled")},
+    **{("ksubmodular", n): "ksubmodular.methods"
+       for n in ("ks_greedy", "ks_matroid_greedy", "ks_random", "ks_private",
+                 "ks_private_sampled")},
 }
 
 

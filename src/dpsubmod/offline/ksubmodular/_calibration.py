@@ -4,7 +4,7 @@ and the matroid checked, the per-step budget of Algorithms 3 and 4 (Rafiey and Y
 Algorithm 3's stated guarantee.
 
 The methods, and why a step costs ``eps_step``, are described in
-:mod:`dpsubmod.offline.ksubmodular`; this module holds their calibration so that the
+:mod:`dpsubmod.offline.ksubmodular.methods`; this module holds their calibration so that the
 algorithms' module stays readable.
 """
 
@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
-from ..constraints import Constraint, Matroid, UniformMatroid
-from ..errors import ParameterTypeError
-from ..functions.ksubmodular.base import KSubmodularFunction
-from ..privacy.calibration import exponential_mechanism_weight
-from ..privacy.composition import Split, split_budget
-from ..privacy.events import PrivacyEvent
-from ..privacy.ledger import Ledger
-from ._common import check_noise_parameter, check_score_sensitivity, private_plan
+from ..._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
+from ...constraints import Constraint, Matroid, UniformMatroid
+from ...errors import ParameterTypeError
+from ...functions.ksubmodular.base import KSubmodularFunction
+from ...privacy.calibration import exponential_mechanism_weight
+from ...privacy.composition import Split, split_budget
+from ...privacy.events import PrivacyEvent
+from ...privacy.ledger import Ledger
+from .._common import check_noise_parameter, check_score_sensitivity, private_plan
 
 __all__ = ["ks_sample_sizes", "ks_additive_error"]
 

@@ -1,6 +1,6 @@
 """The exact output distribution of Algorithm 3 of Rafiey and Yoshida (ICML 2020) on a tiny
-instance, calibrated exactly as :func:`~dpsubmod.offline.ksubmodular.ks_private` is, for exact
-privacy checks on neighbouring objectives.
+instance, calibrated exactly as :func:`~dpsubmod.offline.ksubmodular.methods.ks_private` is, for
+exact privacy checks on neighbouring objectives.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..constraints import Matroid
-from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ..privacy import mechanisms as mech
-from ._ksubmodular_calibration import _private_setup
+from ...constraints import Matroid
+from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
+from ...privacy import mechanisms as mech
+from ._calibration import _private_setup
 
 __all__ = ["ks_private_output_distribution"]
 

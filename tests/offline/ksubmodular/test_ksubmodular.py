@@ -19,8 +19,8 @@ from dpsubmod.functions.ksubmodular import (
     PerLabelSum,
     as_labels,
 )
-from dpsubmod.offline._ksubmodular_exact import _path_distribution
-from dpsubmod.offline.ksubmodular import (
+from dpsubmod.offline.ksubmodular._exact import _path_distribution
+from dpsubmod.offline.ksubmodular.methods import (
     ks_additive_error,
     ks_greedy,
     ks_matroid_greedy,

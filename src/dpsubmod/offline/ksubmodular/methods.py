@@ -41,18 +41,21 @@ from typing import Any
 
 import numpy as np
 
-from .._guarantee import utility_guarantee
-from .._rng import RNGLike, as_generator, check_rng
-from .._validation import check_real
-from ..constraints import Matroid
-from ..errors import ValidationError
-from ..functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ..privacy import mechanisms as mech
-from ..privacy.backends import NoiseBackend
-from ..privacy.ledger import Ledger
-from ..privacy.plan import backend_name
-from ._common import bound_guarantee, noise_source, require_finite
-from ._ksubmodular_calibration import (
+from ..._guarantee import utility_guarantee
+from ..._rng import RNGLike, as_generator, check_rng
+from ..._validation import check_real
+from ...constraints import Matroid
+from ...errors import ValidationError
+from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
+from ...privacy import mechanisms as mech
+from ...privacy.backends import NoiseBackend
+from ...privacy.ledger import Ledger
+from ...privacy.plan import backend_name
+from .._common import bound_guarantee, noise_source, require_finite
+from ..guarantees import UNITS, no_guarantee
+from ..registry import register
+from ..result import Diagnostics, Result
+from ._calibration import (
     _charge,
     _is_uniform,
     _private_setup,
@@ -60,10 +63,7 @@ from ._ksubmodular_calibration import (
     ks_additive_error,
     ks_sample_sizes,
 )
-from ._ksubmodular_exact import ks_private_output_distribution
-from .guarantees import UNITS, no_guarantee
-from .registry import register
-from .result import Diagnostics, Result
+from ._exact import ks_private_output_distribution
 
 __all__ = [
     "ks_greedy",
