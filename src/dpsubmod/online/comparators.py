@@ -44,7 +44,7 @@ from ..functions.combinators import Sum
 from ..functions.graph_cut import GraphCut
 from ..functions.modular import Modular
 from ..offline.discrete.greedy import greedy
-from ..offline.minimize import minimize
+from ..offline.minimization.minimize import minimize
 from .protocol import Sense
 from .streams import as_stream
 

@@ -20,7 +20,7 @@ from dpsubmod.functions import (
     SetFunction,
     Sum,
 )
-from dpsubmod.offline.minimize import (
+from dpsubmod.offline.minimization.minimize import (
     MINIMIZE_METHODS,
     MinimizeResult,
     minimize,

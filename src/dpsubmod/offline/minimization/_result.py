@@ -1,4 +1,4 @@
-"""The result of the exact submodular minimizers of :mod:`dpsubmod.offline.minimize`."""
+"""What the exact submodular minimizers return (:mod:`dpsubmod.offline.minimization.minimize`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Wolfe's algorithm for the point of smallest Euclidean norm in the base polytope
 :math:`B(f - f(\emptyset))` (Fujishige 1980; Wolfe 1976), in the form of Chakrabarty, Jain and
 Kothari (2014), with Edmonds' greedy as the linear optimization oracle; the set it returns comes
 with a duality certificate (Bach 2013, Section 10). The references are listed in
-:mod:`dpsubmod.offline.minimize`.
+:mod:`dpsubmod.offline.minimization.minimize`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from ..functions.base import SetFunction
-from ._common import require_finite
-from ._minimize_result import MinimizeResult
+from ...functions.base import SetFunction
+from .._common import require_finite
+from ._result import MinimizeResult
 
 # ------------------------------------------------------------------------------------------------
 # Edmonds' greedy: the linear-optimization oracle of the base polytope.

@@ -1,7 +1,7 @@
 """Minimization of a graph cut plus a modular term by one s-t minimum cut: the ``"maxflow"``
 method of :func:`~dpsubmod.offline.minimize`, and :func:`minimize_cut_plus_modular`, which takes
 the weights directly (Kolmogorov and Zabih 2004; Bach 2013, Section 6.2; the references are
-listed in :mod:`dpsubmod.offline.minimize`).
+listed in :mod:`dpsubmod.offline.minimization.minimize`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import scipy.sparse as sp
 from networkx.algorithms.flow import preflow_push
 
-from .._validation import check_finite, check_sparse_finite
-from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
-from ..functions.base import SetFunction
-from ._minimize_result import MinimizeResult
+from ..._validation import check_finite, check_sparse_finite
+from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
+from ...functions.base import SetFunction
+from ._result import MinimizeResult
 
 __all__ = ["minimize_cut_plus_modular"]
 
