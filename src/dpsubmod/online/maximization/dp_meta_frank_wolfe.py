@@ -68,7 +68,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
     loss sums) over a matroid or knapsack polytope, with oblivious rounding of the played point.
 
     Round ``t``: the oracles' points :math:`v_t^k = \arg\min_{x\in P}\eta\langle x,\tilde
-    L^k_{t-1}\rangle + \sum_i x_i\ln x_i` (:func:`~dpsubmod.online.kl_projection`) give the path
+    L^k_{t-1}\rangle + \sum_i x_i\ln x_i` (:func:`~dpsubmod.polytopes.kl_projection`) give the path
     :math:`x_t^{(k)}`; play a rounding of :math:`x_t = \frac1K\sum_k v_t^k`; then oracle ``k``
     receives the loss :math:`-\mathrm{clip}(\nabla f_t(x_t^{(k-1)}), 0, m_F)` (``K n``
     evaluations' worth of gradients).
