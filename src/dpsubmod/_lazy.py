@@ -19,8 +19,6 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports", "lazy_module"]
-
 
 def lazy_exports(package: str, where: Mapping[str, Iterable[str]], *,
                  modules: Iterable[str] = ()

@@ -14,14 +14,6 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_finite, check_int, check_real
 from ..errors import ValidationError
 
-__all__ = [
-    "clustered_points",
-    "random_coverage",
-    "coverage_records",
-    "categorical_table",
-    "grid_candidates",
-]
-
 sp = lazy_module("scipy.sparse")
 
 

@@ -15,9 +15,6 @@ from .._log import get_logger
 from .._validation import check_delta, check_epsilon
 from ..errors import ParameterTypeError, ValidationError
 
-__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "seeded_simulation", "as_float",
-           "feature_names", "bounds_by_name", "n_to_select", "validate_X"]
-
 _log = get_logger(__name__)
 
 #: Noise backends a caller may name (a method may support fewer; see its registry entry).

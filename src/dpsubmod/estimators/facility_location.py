@@ -22,8 +22,6 @@ from ._base import (
     validate_X,
 )
 
-__all__ = ["PrivateFacilityLocationSelector"]
-
 #: Largest public grid (points per axis to the power of the number of features).
 MAX_GRID = 100_000
 

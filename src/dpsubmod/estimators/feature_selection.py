@@ -21,8 +21,6 @@ from ._base import (
     validate_X,
 )
 
-__all__ = ["PrivateFeatureSelector"]
-
 
 class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator):
     r"""Differentially private feature selection by mutual information with ``y``.

@@ -57,9 +57,6 @@ from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner
 from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["DOMAINS", "METHODS", "build_domain", "run", "summarize", "slopes", "plot_T",
-           "plot_epsilon", "main"]
-
 DOMAINS = ("graphic", "cut-base")
 #: method -> (noise, calibration); None: non-private.
 METHODS: dict[str, tuple[str, str] | None] = {

@@ -71,9 +71,6 @@ from ..online.minimization.bounds import best_submod_pftal_H
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["karate_stream", "LabellingEnergy", "RandomSet", "LEARNERS", "LEARNERS_PAPER",
-           "H_VARIANTS", "STREAMS", "compare_H", "sweep_T", "sweep_epsilon",
-           "plot_regret_vs_T", "plot_regret_vs_epsilon", "main"]
 
 class RandomSet(Learner):
     """Plays a uniformly random subset every round (each member with probability 1/2), or the

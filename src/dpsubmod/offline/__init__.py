@@ -22,7 +22,9 @@ _WHERE = {
     "ksubmodular.methods": (
         "ks_greedy", "ks_matroid_greedy", "ks_private", "ks_private_sampled", "ks_random",
     ),
-    "minimization.minimize": ("MinimizeResult", "minimize", "minimize_cut_plus_modular",),
+    "minimization._cut": ("minimize_cut_plus_modular",),
+    "minimization._result": ("MinimizeResult",),
+    "minimization.minimize": ("minimize",),
     "discrete.private_greedy": ("private_greedy", "private_stochastic_greedy",),
     "registry": (
         "MethodSpec", "get_method", "list_methods", "maximize", "maximize_ksubmodular", "register",

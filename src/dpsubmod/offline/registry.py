@@ -26,9 +26,6 @@ from ..errors import ValidationError
 from ..privacy.backends import backend_chosen, choose_backend
 from .result import Result
 
-__all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
-           "maximize_ksubmodular", "KINDS"]
-
 _log = get_logger(__name__)
 
 #: Problem kinds a method may solve.

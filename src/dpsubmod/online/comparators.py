@@ -48,20 +48,6 @@ from ..offline.minimization.minimize import minimize
 from .protocol import Sense
 from .streams import as_stream
 
-__all__ = [
-    "Hindsight",
-    "RunningSum",
-    "best_fixed_set",
-    "hindsight_min",
-    "hindsight_max",
-    "all_masks",
-    "set_values",
-    "total_values",
-    "ENUMERATE_MAX_N",
-    "MAX_DISTINCT",
-    "METHODS",
-]
-
 #: The comparator methods of each sense (minimization, maximization).
 METHODS = {"min": ("auto", "enumerate", "min-norm-point", "maxflow"),
            "max": ("auto", "brute-force", "greedy")}

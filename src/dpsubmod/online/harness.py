@@ -67,8 +67,6 @@ from .comparators import METHODS, Hindsight, RunningSum, best_fixed_set
 from .protocol import Feedback, Learner, Sense
 from .streams import Stream, as_stream
 
-__all__ = ["run", "Trace", "HISTORY_LIMIT"]
-
 #: Most rounds whose functions the harness keeps, when a one-shot iterator (read once) must be
 #: read again for the comparator.
 HISTORY_LIMIT = 100_000

@@ -54,9 +54,6 @@ from ..functions.base import SetFunction
 from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
 
-__all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
-           "as_selection"]
-
 Feedback = Literal["full", "bandit"]
 Sense = Literal["min", "max"]
 Assumption = Literal["iid", "oblivious", "adaptive"]

@@ -16,8 +16,6 @@ from ..errors import ParameterTypeError
 from ._hull import AffineHull, coordinate_hull, hull_from_parts, sum_zero_basis
 from .base import MAX_ENUMERATION_N, InnerBall, Polytope, cardinality_radius, order_desc
 
-__all__ = ["MatroidPolytope", "MatroidBasePolytope"]
-
 
 class _MatroidPolytopeBase(Polytope):
     nonnegative = True

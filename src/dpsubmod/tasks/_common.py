@@ -14,8 +14,6 @@ from ..datasets.records import RecordTable, as_table
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
 
-__all__ = ["Task", "INVALID_RULES", "check_bounds", "check_rule", "fmt", "coordinate_columns"]
-
 #: Data-independent rules for invalid values in private rows.
 INVALID_RULES = ("clip", "drop", "impute")
 

@@ -26,8 +26,6 @@ from ._common import (
     unreadable,
 )
 
-__all__ = ["facility_location"]
-
 spatial = lazy_module("scipy.spatial")
 
 #: Up to this many candidates, in at most 3 dimensions, the default bandwidth's

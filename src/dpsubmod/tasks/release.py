@@ -20,9 +20,6 @@ from ..privacy.backends import backend_chosen, choose_backend
 from ..privacy.plan import backend_name
 from ._common import Task
 
-__all__ = ["ConstraintSpec", "build_constraint", "Release", "private_select",
-           "BACKEND_GUARANTEE"]
-
 BACKEND_GUARANTEE = {
     "secure": (
         "exact discrete sampling from a cryptographic random source (OpenDP's measurements "

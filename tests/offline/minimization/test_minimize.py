@@ -20,14 +20,10 @@ from dpsubmod.functions import (
     SetFunction,
     Sum,
 )
-from dpsubmod.offline.minimization.minimize import (
-    MINIMIZE_METHODS,
-    MinimizeResult,
-    minimize,
-    minimize_cut_plus_modular,
-)
+from dpsubmod.offline import MinimizeResult, minimize_cut_plus_modular
+from dpsubmod.offline.minimization.minimize import MINIMIZE_METHODS, minimize
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from oracles import (  # noqa: E402
     ConcaveOfModular,
     CutPlusModular,

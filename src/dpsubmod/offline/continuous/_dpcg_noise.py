@@ -22,8 +22,6 @@ from ...privacy.ledger import Ledger
 from ...privacy.zcdp import rho_for_target as _rho_for_target
 from .._common import check_noise_parameter
 
-__all__ = ["dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
-
 # The zCDP budget of a target (epsilon, delta) is a root-finding (tens of milliseconds); the
 # choice of K and of the calibration asks for the same one once per candidate K.
 rho_for_target = functools.lru_cache(maxsize=256)(_rho_for_target)

@@ -32,8 +32,6 @@ from ...functions.base import SetFunction
 from ...functions.facility_location import FacilityLocation
 from .._common import check_score_sensitivity, require_finite
 
-__all__ = ["gradient_sensitivity", "GradientOracle"]
-
 _GRADIENT_METHODS = ("auto", "exact", "sampling")
 
 

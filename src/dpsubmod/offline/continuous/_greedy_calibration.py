@@ -17,12 +17,6 @@ from ...errors import ValidationError
 from ...privacy import mechanisms as mech
 from ...privacy.composition import split_budget
 
-__all__ = [
-    "continuous_greedy_calibration",
-    "ContinuousGreedyCalibration",
-    "continuous_greedy_utility_gap",
-]
-
 
 @dataclass(frozen=True)
 class ContinuousGreedyCalibration:

@@ -48,8 +48,6 @@ from ...constraints.partition import PartitionMatroid
 from ...constraints.uniform import UniformMatroid
 from ...errors import ValidationError
 
-__all__ = ["ProductBaseSampler", "product_base_sampler", "SUPPORTED_MATROIDS"]
-
 #: The matroid families with an exact product-base sampler.
 SUPPORTED_MATROIDS = (UniformMatroid, PartitionMatroid, GraphicMatroid)
 

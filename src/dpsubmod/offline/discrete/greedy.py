@@ -28,9 +28,6 @@ from ..guarantees import greedy_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
 
-__all__ = ["greedy", "lazy_greedy", "stochastic_greedy", "random_feasible", "knapsack_greedy"]
-
-
 _ALL = ("cardinality", "matroid", "knapsack")
 
 

@@ -26,8 +26,6 @@ from ...privacy.events import PrivacyEvent
 from ...privacy.ledger import Ledger
 from .._common import check_noise_parameter, check_score_sensitivity, private_plan
 
-__all__ = ["ks_sample_sizes", "ks_additive_error"]
-
 
 def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFunction, Matroid]:
     if not isinstance(f, KSubmodularFunction):

@@ -15,8 +15,6 @@ from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ...privacy import mechanisms as mech
 from ._calibration import _private_setup
 
-__all__ = ["ks_private_output_distribution"]
-
 
 def _path_distribution(f: KSubmodularFunction, constraint: Matroid, eps_step: float,
                        sens: float) -> dict[tuple[tuple[int, int], ...], float]:

@@ -16,8 +16,6 @@ from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationErro
 from ...functions.base import SetFunction
 from ._result import MinimizeResult
 
-__all__ = ["minimize_cut_plus_modular"]
-
 
 def _check_cut_data(W: object, m: object, directed: bool, caller: str
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

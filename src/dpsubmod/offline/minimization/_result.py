@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MinimizeResult"]
-
 
 @dataclass(frozen=True, eq=False)
 class MinimizeResult:

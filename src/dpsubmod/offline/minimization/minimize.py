@@ -40,11 +40,11 @@ from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...functions.base import FunctionState, SetFunction
 from .._common import require_finite
-from ._cut import _cut_plus_modular_form, _maxflow, minimize_cut_plus_modular
+from ._cut import _cut_plus_modular_form, _maxflow
 from ._min_norm_point import _min_norm_point
 from ._result import MinimizeResult
 
-__all__ = ["MinimizeResult", "minimize", "minimize_cut_plus_modular", "MINIMIZE_METHODS",
+__all__ = ["minimize", "MINIMIZE_METHODS",
            "BRUTE_FORCE_MAX_N", "AUTO_BRUTE_FORCE_MAX_N"]
 
 #: Largest ground set :func:`minimize` enumerates with ``method="brute-force"``.

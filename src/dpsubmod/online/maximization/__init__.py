@@ -23,7 +23,8 @@
   adaptive adversaries.
 """
 
-from .bandit_experts import BanditDP, NaiveBanditDP, PresampledBanditDP
+from .bandit_appendix import NaiveBanditDP, PresampledBanditDP
+from .bandit_experts import BanditDP
 from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
 from .epoch_greedy import PrivateEpochGreedy, epoch_lengths
 from .experts import CALIBRATIONS, HedgeExperts, bandit_failure_probability, expert_regrets

@@ -22,8 +22,6 @@ from ..oco.hedge_privacy import PAPER_RULE, backend_sensitivity, hedge_eta
 from .bandit_base import _BanditExperts
 from .experts import EXPECTED_VALUE_MAX_TUPLES
 
-__all__ = ["NaiveBanditDP", "PresampledBanditDP"]
-
 
 class NaiveBanditDP(_BanditExperts):
     r"""The direct private bandit algorithm (Perez-Salazar and Cummings 2021, Appendix B.1): the

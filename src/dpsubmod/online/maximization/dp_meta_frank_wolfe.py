@@ -33,8 +33,6 @@ from ..oco.ftrl import PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
 
-__all__ = ["DPMetaFrankWolfe", "dpmfw_paper_scale"]
-
 
 def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
                       bound: float = 1.0) -> float:

@@ -29,8 +29,6 @@ from .experts import (
     weighted_values,
 )
 
-__all__ = ["FIDP"]
-
 
 class FIDP(HedgeExperts):
     r"""Private online submodular maximization with full information (Perez-Salazar and Cummings

@@ -10,6 +10,7 @@
   :class:`~dpsubmod.online.FIDP` and the bandit experts.
 """
 
+from .._checks import NOISES
 from .ftrl import FTRL_NOISES, PrivateFTRL, check_ftrl_privacy, ftrl_plan
 from .hedge import Hedge
 from .hedge_privacy import (
@@ -21,11 +22,10 @@ from .hedge_privacy import (
     hedge_eta,
     tight_hedge_eta,
 )
-from .pftal import NOISES, PFTAL, project_box
+from .pftal import PFTAL
 
 __all__ = [
     "PFTAL",
-    "project_box",
     "NOISES",
     "PrivateFTRL",
     "FTRL_NOISES",

@@ -57,8 +57,6 @@ from ...privacy.zcdp import rho_for_target
 from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 
-__all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
-
 #: Node-noise families of :class:`PrivateFTRL`.
 FTRL_NOISES = ("laplace", "gaussian")
 

@@ -72,22 +72,6 @@ from ...privacy.composition import compose, compose_epsilon, split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.mechanisms import exponential_mechanism_epsilon
 
-__all__ = [
-    "hedge_eta",
-    "hedge_draw_epsilon",
-    "hedge_epsilon",
-    "tight_hedge_eta",
-    "best_composition",
-    "HEDGE_COMPOSITIONS",
-    "KOV_MAX_COUNT",
-    "PAPER_RULE",
-    "BACKENDS",
-    "backend_sensitivity",
-    "paper_epsilon",
-    "check_backend_param",
-    "check_eta",
-]
-
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
 #: Cummings (advanced composition per expert at ``delta / experts``, basic composition over the
 #: experts); the others are the rules of :mod:`dpsubmod.privacy.composition` applied to all draws
