@@ -22,6 +22,7 @@ from .._log import get_logger
 from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
+from ..constraints import Knapsack, Matroid, UniformMatroid
 from ..errors import ValidationError
 from ..privacy.backends import backend_chosen, choose_backend
 from .result import Result
@@ -175,8 +176,6 @@ def get_method(name: str, *, kind: str = "set") -> MethodSpec:
 def constraint_kind(constraint: Any) -> str | None:
     """``"cardinality"`` (an int ``k`` or a uniform matroid), ``"matroid"``, ``"knapsack"``, or
     None for anything else (left to the method to refuse)."""
-    from ..constraints import Knapsack, Matroid, UniformMatroid
-
     if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
         return "cardinality"
     if isinstance(constraint, UniformMatroid):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._lazy import lazy_module
+from ..datasets.grids import grid_candidates
 from ..datasets.records import RecordTable, as_table, public_column, read_public_csv
 from ..errors import ParameterTypeError, ValidationError
 from ._common import (
@@ -98,8 +99,6 @@ def _candidates(table: RecordTable, columns: Sequence[str] | None, candidates: o
 
 def _grid(grid: object, cols: tuple[str, ...], bounds: dict[str, tuple[float, float]]
           ) -> tuple[np.ndarray, str]:
-    from ..datasets import grid_candidates
-
     try:
         rows, ncols = (int(v) for v in grid)
     except (TypeError, ValueError):
