@@ -5,6 +5,12 @@ names them. ``maximize_ksubmodular`` does the same for k-submodular objectives
 (``list_methods(kind="ksubmodular")``), and ``minimize(f)`` minimizes a submodular function
 exactly. Each method registers where it is defined; its module loads the first time the method
 is asked for (``list_methods()`` loads them all), and every name here loads on first use.
+
+The methods live by family: :mod:`~dpsubmod.offline.discrete` (the greedy baselines, the
+exponential-mechanism greedy and the decomposable greedy), :mod:`~dpsubmod.offline.continuous`
+(private continuous greedy and DPCG), :mod:`~dpsubmod.offline.ksubmodular` and
+:mod:`~dpsubmod.offline.minimization`; what they share (the registry, :class:`Result`, the
+stated guarantees of :mod:`~dpsubmod.offline.guarantees`) stands beside them.
 """
 
 from .._lazy import lazy_exports
