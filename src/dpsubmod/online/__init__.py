@@ -47,32 +47,26 @@ define them.
 from .._guarantee import RegretGuarantee
 from .batched import BatchedPrivateBandit
 from .comparators import Hindsight, best_fixed_set
-from .convex import (
-    ConvexTrace,
-    FlaxmanKalaiMcMahan,
-    GarberKretzu,
-    PrivateBandit,
-    linear_losses,
-    quadratic_losses,
-    run_convex,
-)
+from .convex.baselines import FlaxmanKalaiMcMahan, GarberKretzu
+from .convex.harness import ConvexTrace, run_convex
+from .convex.loss_streams import linear_losses, quadratic_losses
+from .convex.private_bandit import PrivateBandit
 from .harness import Trace, run
-from .maximization import (
-    FIDP,
-    BanditDP,
-    BanditOnlineGreedy,
-    DPMetaFrankWolfe,
-    MetaFrankWolfe,
-    NaiveBanditDP,
-    OnlineGreedy,
-    PFTALMetaFrankWolfe,
-    PresampledBanditDP,
-    PrivateEpochGreedy,
-    PrivateExploreThenCommit,
-    PrivateTreeExperts,
-)
-from .minimization import BanditHazanKale, BanditSubmodPFTAL, HazanKale, SubmodPFTAL
-from .oco import PFTAL, Hedge, PrivateFTRL
+from .maximization.bandit_appendix import NaiveBanditDP, PresampledBanditDP
+from .maximization.bandit_experts import BanditDP
+from .maximization.dp_meta_frank_wolfe import DPMetaFrankWolfe
+from .maximization.epoch_greedy import PrivateEpochGreedy
+from .maximization.explore_then_commit import PrivateExploreThenCommit
+from .maximization.fidp import FIDP
+from .maximization.meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
+from .maximization.streeter_golovin import BanditOnlineGreedy, OnlineGreedy
+from .maximization.tree_experts import PrivateTreeExperts
+from .minimization.bandit_pftal import BanditSubmodPFTAL
+from .minimization.hazan_kale import BanditHazanKale, HazanKale
+from .minimization.pftal import SubmodPFTAL
+from .oco.ftrl import PrivateFTRL
+from .oco.hedge import Hedge
+from .oco.pftal import PFTAL
 from .protocol import Learner, OnlineBase
 from .streams import (
     FunctionStream,

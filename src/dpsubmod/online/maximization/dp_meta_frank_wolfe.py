@@ -129,7 +129,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         changes), again by :meth:`reset` after play and by every clone (each a new release).
         Not allowed with ``epsilon=math.inf``.
     backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
-        Noise backend of the oracles' trees (see :class:`~dpsubmod.online.oco.PrivateFTRL`):
+        Noise backend of the oracles' trees (see :class:`~dpsubmod.online.PrivateFTRL`):
         ``"secure"`` draws exact discrete node noise (through OpenDP when it is installed);
         ``"opendp"`` requires OpenDP.
         ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace

@@ -11,8 +11,7 @@
 """
 
 from .._checks import NOISES
-from .ftrl import FTRL_NOISES, PrivateFTRL, check_ftrl_privacy, ftrl_plan
-from .hedge import Hedge
+from .ftrl import FTRL_NOISES, check_ftrl_privacy, ftrl_plan
 from .hedge_privacy import (
     HEDGE_COMPOSITIONS,
     KOV_MAX_COUNT,
@@ -22,16 +21,12 @@ from .hedge_privacy import (
     hedge_eta,
     tight_hedge_eta,
 )
-from .pftal import PFTAL
 
 __all__ = [
-    "PFTAL",
     "NOISES",
-    "PrivateFTRL",
     "FTRL_NOISES",
     "ftrl_plan",
     "check_ftrl_privacy",
-    "Hedge",
     "hedge_eta",
     "hedge_epsilon",
     "hedge_draw_epsilon",
