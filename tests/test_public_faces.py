@@ -39,10 +39,11 @@ def _concrete_learners() -> set[str]:
             found |= {sub} | subclasses(sub)
         return found
 
-    # the protocol module's own classes are the bases learners are built on
+    # the protocol module's own classes are the bases learners are built on; the experiments'
+    # baselines (dpsubmod.experiments) are not learners of the library
     return {c.__name__ for c in subclasses(OnlineBase)
-            if c.__module__.startswith("dpsubmod.") and c.__module__ != OnlineBase.__module__
-            and not inspect.isabstract(c)}
+            if c.__module__.startswith("dpsubmod.online.")
+            and c.__module__ != OnlineBase.__module__ and not inspect.isabstract(c)}
 
 
 def test_the_online_face_lists_the_learners_and_little_else():
