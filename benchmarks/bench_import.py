@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target: select path <= {TARGET:g} x the floor: {'PASS' if med <= TARGET else 'MISS'} "
           f"({med:.2f})")
     heavy = {"scipy": "scipy", "networkx": "networkx",
-             "continuous greedy": "dpsubmod.offline.continuous_greedy",
+             "continuous greedy": "dpsubmod.offline.continuous.continuous_greedy",
              "privacy filters": "dpsubmod.privacy.filters",
              "scipy.optimize": "scipy.optimize"}
     print("the select path loads: " + ", ".join(

@@ -103,8 +103,8 @@ def test_the_converter_keeps_a_directive_indentation_and_splits_equations():
                              "\n    after")
 
 
-def test_a_function_shadowing_its_submodule_is_documented():
-    """``from .greedy import greedy`` in a package: the page shows the function."""
+def test_a_lazily_exported_function_is_documented():
+    """A name of a package's ``_WHERE`` table (defined in a submodule): the page shows it."""
     griffe = pytest.importorskip("griffe", reason="the [docs] extra's griffe")
     ext = _converter()
     pkg = griffe.load("dpsubmod", search_paths=[str(ROOT / "src")],

@@ -2,7 +2,7 @@
 
 Fast paths covered elsewhere (not repeated here):
 
-* lazy vs naive greedy on tiny instances with ties: tests/offline/test_greedy.py
+* lazy vs naive greedy on tiny instances with ties: tests/offline/discrete/test_greedy.py
   (test_greedy_cardinality_bound_and_lazy_equals_naive);
 * incremental gain caches vs brute force for every family: tests/functions/test_contract.py
   (test_state_gains_match_brute_force), facility location over a long run:

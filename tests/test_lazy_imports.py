@@ -51,14 +51,44 @@ def test_import_dpsubmod_loads_no_subpackage_or_scipy():
     assert out.strip() == "['dpsubmod._lazy', 'dpsubmod._version', 'dpsubmod.errors']"
 
 
-def test_function_named_like_its_module_stays_the_function():
-    # online.comparators imports the submodule dpsubmod.offline.minimize first
-    out = _run("import dpsubmod.online.comparators\n"
-               "from dpsubmod.offline import minimize, greedy, dpcg, private_greedy\n"
-               "import dpsubmod.offline as o\n"
-               "print(all(callable(x) and not isinstance(x, type(o)) for x in "
-               "(minimize, greedy, dpcg, private_greedy, o.minimize, o.greedy)))")
-    assert out.strip() == "True"
+_SHADOWED = r"""
+import importlib, json, pkgutil, sys
+import dpsubmod
+names = [m.name for m in pkgutil.walk_packages(dpsubmod.__path__, "dpsubmod.")
+         if not m.name.endswith("__main__")]
+for name in names:
+    try:
+        importlib.import_module(name)
+    except ImportError:  # a module of an optional extra that is not installed
+        pass
+bad = []
+for name in names:
+    parent, _, short = name.rpartition(".")
+    if name in sys.modules and parent in sys.modules:
+        value = getattr(sys.modules[parent], short, None)
+        if value is not sys.modules[name]:
+            bad.append(name)
+print(json.dumps(bad))
+"""
+
+
+def test_no_package_attribute_is_both_a_submodule_and_another_object():
+    # every module loaded (as a long program would have them), each package attribute named
+    # like a submodule is that submodule: one address, one object
+    assert json.loads(_run(_SHADOWED).strip().splitlines()[-1]) == []
+
+
+def test_a_name_exported_over_its_submodule_is_refused():
+    from dpsubmod._lazy import lazy_exports
+
+    pkg = types.ModuleType("demo_pkg")
+    sys.modules["demo_pkg"] = pkg
+    try:
+        with pytest.raises(ValueError, match=r"exports \['greedy'\].*rename the submodule"):
+            lazy_exports("demo_pkg", {"greedy": ("greedy", "lazy_greedy")})
+        lazy_exports("demo_pkg", {"discrete.greedy": ("greedy",)})  # a deeper module is fine
+    finally:
+        del sys.modules["demo_pkg"]
 
 
 def test_registry_lists_every_shipped_method_where_it_is_defined():
@@ -92,9 +122,9 @@ def test_select_path_leaves_out_what_it_does_not_use(tiny_csv, tmp_path):
             f"assert main({_select_args(tiny_csv, tmp_path / 'r.json')!r}) == 0\n"
             "print(json.dumps(sorted(sys.modules)))")
     mods = set(json.loads(_run(code).strip().splitlines()[-1]))
-    for heavy in ("networkx", "dpsubmod.offline.continuous_greedy", "dpsubmod.offline.dpcg",
-                  "dpsubmod.offline.ksubmodular", "dpsubmod.offline.decomposable",
-                  "dpsubmod.privacy.audit", "dpsubmod.online"):
+    for heavy in ("networkx", "dpsubmod.offline.continuous", "dpsubmod.offline.ksubmodular",
+                  "dpsubmod.offline.discrete.decomposable", "dpsubmod.privacy.audit",
+                  "dpsubmod.online"):
         assert heavy not in mods, heavy
 
 

@@ -95,50 +95,25 @@ def _modules(module: griffe.Module) -> list[griffe.Module]:
     return out
 
 
-def shadow_submodules(pkg: griffe.Module) -> list[str]:
-    """Let ``from .name import name`` shadow the submodule ``name``, as it does at run time.
-
-    Griffe keeps the submodule as the package's member, so ``dpsubmod.offline.greedy`` (the
-    function) would be missing from the package's page. Every alias of the package is resolved
-    first (an alias into the submodule walks through it), then the member becomes an alias of
-    the function. Returns the paths that now name the function.
-    """
+def lazy_names(pkg: griffe.Module) -> None:
+    """Make every lazily exported name of the package's modules a member (see _lazy_aliases)."""
     modules = _modules(pkg)
     for module in modules:
         _lazy_aliases(module)
-    for module in modules:
-        for member in list(module.members.values()):
-            if member.is_alias:
-                try:
-                    member.resolve_target()
-                except (griffe.AliasResolutionError, griffe.CyclicAliasError):
-                    pass  # an alias outside the package (a third-party import) stays lazy
-    shadowed = []
-    for module in modules:
-        for name, target in module.imports.items():
-            sub = module.members.get(name)
-            if (target == f"{module.path}.{name}.{name}" and sub is not None
-                    and not sub.is_alias and sub.is_module and name in sub.members):
-                module.members[name] = griffe.Alias(name, sub.members[name], parent=module)
-                shadowed.append(f"{module.path}.{name}")
-    return shadowed
 
 
 def _lazy_aliases(module: griffe.Module) -> None:
     """The names a package loads on first use (its ``_WHERE`` table, ``dpsubmod._lazy``).
 
     Griffe reads imports, and a lazily loaded name has none: each becomes an alias of its
-    definition (a function named like its submodule is resolved, so it shadows the module).
+    definition.
     """
     table = module.members.get("_WHERE")
     if table is None or table.is_alias or table.value is None:
         return
     for sub, names in ast.literal_eval(str(table.value)).items():
         for name in names:
-            if name == sub.rpartition(".")[2] and name in module.members:
-                # shadow_submodules turns it into the function once it shows as an import
-                module.imports[name] = f"{module.path}.{sub}.{name}"
-            elif name not in module.members:
+            if name not in module.members:
                 module.members[name] = griffe.Alias(
                     name, f"{module.path}.{sub}.{name}", parent=module)
 
@@ -152,11 +127,10 @@ def _objects(obj: griffe.Object) -> list[griffe.Object]:
 
 
 class SphinxRoles(griffe.Extension):
-    """Rewrite Sphinx markup in every docstring of a package; shadowed submodules as above."""
+    """Rewrite Sphinx markup in every docstring of a package; lazily exported names as above."""
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
-        # Every docstring first: a shadowed submodule leaves the tree the later hooks walk.
         for obj in _objects(pkg):
             if obj.docstring is not None:
                 obj.docstring.value = convert(obj.docstring.value)
-        shadow_submodules(pkg)
+        lazy_names(pkg)

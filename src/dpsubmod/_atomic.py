@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["PendingFile", "replacing", "write_atomic"]
-
 _FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 

@@ -15,8 +15,6 @@ import re
 
 import numpy as np
 
-__all__ = ["NUMBER", "to_float", "null_ids", "BAD_ROW_POLICY"]
-
 #: A valid numeric cell (before the finiteness check).
 # ASCII white space as numpy's parser strips it
 _SPACE = " \t\r\x0b\x0c\x1c\x1d\x1e\x1f"

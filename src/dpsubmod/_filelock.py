@@ -19,8 +19,6 @@ try:
 except ImportError:  # pragma: no cover - Windows, where filelock removes its lock file itself
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LockFile"]
-
 #: Attempts at locking the file at the lock path before one try gives up: a retry happens only
 #: when a finishing holder removed the file between this process's open and its flock.
 _LOCK_ATTEMPTS = 50

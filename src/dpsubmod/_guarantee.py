@@ -28,9 +28,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RegretGuarantee", "UtilityGuarantee", "regret_guarantee", "utility_guarantee",
-           "ASSUMPTIONS", "ASSUMPTION_TEXT"]
-
 
 def _num(v: float) -> float | str:
     """A number for JSON: ``inf`` and ``nan`` written as strings."""

@@ -19,8 +19,6 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports", "lazy_module"]
-
 
 def lazy_exports(package: str, where: Mapping[str, Iterable[str]], *,
                  modules: Iterable[str] = ()
@@ -40,19 +38,23 @@ def lazy_exports(package: str, where: Mapping[str, Iterable[str]], *,
     -------
     (__getattr__, __dir__)
 
+    Raises
+    ------
+    ValueError
+        If an exported name is also the name of a direct submodule: importing that submodule
+        would rebind the package attribute, so one address would name two objects.
+
     Notes
     -----
-    A loaded name is stored in the package, so the next look-up does not come back. Where a
-    name is a function defined in a submodule of the same name (``offline.minimize``),
-    importing that submodule would bind the package attribute to the module; the package then
-    refuses that binding, so the name always means the function.
+    A loaded name is stored in the package, so the next look-up does not come back.
     """
     pkg = sys.modules[package]
     origin = {name: sub for sub, names in where.items() for name in names}
     submodules = frozenset(modules)
-    shadowed = frozenset(n for n, sub in origin.items() if sub.rpartition(".")[2] == n)
-    if shadowed:
-        pkg.__class__ = _shadowing_module(shadowed)
+    clash = sorted(n for n, sub in origin.items() if sub.partition(".")[0] == n)
+    if clash:
+        raise ValueError(f"{package} exports {clash}, each also the name of its submodule; "
+                         "rename the submodule")
 
     def __getattr__(name: str) -> Any:
         if name in submodules:
@@ -68,16 +70,6 @@ def lazy_exports(package: str, where: Mapping[str, Iterable[str]], *,
         return sorted(set(pkg.__dict__) | set(origin) | submodules)
 
     return __getattr__, __dir__
-
-
-def _shadowing_module(shadowed: frozenset[str]) -> type[types.ModuleType]:
-    class _Package(types.ModuleType):
-        def __setattr__(self, name: str, value: Any) -> None:
-            if name in shadowed and isinstance(value, types.ModuleType):
-                return  # the import system binding the submodule; the name is the function
-            super().__setattr__(name, value)
-
-    return _Package
 
 
 def lazy_module(name: str) -> types.ModuleType:

@@ -17,8 +17,6 @@ import logging
 import sys
 from collections.abc import Iterator
 
-__all__ = ["logger", "get_logger", "verbose"]
-
 #: The package logger; modules log through children (``dpsubmod.offline``, ...).
 logger = logging.getLogger("dpsubmod")
 if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):

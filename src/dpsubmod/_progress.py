@@ -25,8 +25,6 @@ import numpy as np
 
 from .errors import ParameterTypeError
 
-__all__ = ["progress_bar", "check_progress", "planned", "used", "selected"]
-
 
 class _Steps:
     """The bar of one call and which counter drives it."""

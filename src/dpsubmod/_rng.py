@@ -12,8 +12,6 @@ import numpy as np
 
 from .errors import ParameterTypeError
 
-__all__ = ["as_generator", "check_rng", "standard_gumbel", "RNGLike"]
-
 RNGLike = int | np.integer | np.random.Generator | np.random.SeedSequence | None
 
 _ACCEPTED = "an int >= 0, a numpy SeedSequence, a numpy Generator or None"

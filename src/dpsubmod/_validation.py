@@ -20,22 +20,6 @@ from ._lazy import lazy_module
 from ._selection import Selection
 from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
-__all__ = [
-    "is_noise_off",
-    "check_int",
-    "check_bool",
-    "check_real",
-    "check_epsilon",
-    "check_delta",
-    "check_indices",
-    "check_finite",
-    "is_sparse",
-    "check_sparse_finite",
-    "as_mask",
-    "check_same_ground_set",
-]
-
-
 sp = lazy_module("scipy.sparse")
 
 

@@ -17,7 +17,7 @@ from dpsubmod.experiments.online_minimization import (
     sweep_epsilon,
     sweep_T,
 )
-from dpsubmod.online import hindsight_min
+from dpsubmod.online.comparators import hindsight_min
 
 
 def test_karate_stream_is_a_bounded_cut_plus_modular_stream():

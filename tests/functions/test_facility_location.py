@@ -208,7 +208,7 @@ def test_cross_record_callable_cannot_move_other_rows():
 
 
 def test_private_greedy_with_a_cross_record_callable_keeps_its_epsilon():
-    from dpsubmod.offline.private_greedy import greedy_path_distribution, private_greedy
+    from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution, private_greedy
     from dpsubmod.privacy.audit import exact_check
 
     eps, k = 1.0, 1

@@ -15,7 +15,7 @@ from dpsubmod.datasets import grid_candidates, scan_records
 from dpsubmod.errors import ParameterTypeError, ValidationError
 from dpsubmod.functions import Coverage, FacilityLocation, FeatureBased
 from dpsubmod.functions.records.kernels import GaussianKernel
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.privacy import exact_check
 
 RNG = np.random.default_rng(0)

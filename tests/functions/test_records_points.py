@@ -14,7 +14,7 @@ from dpsubmod.datasets import grid_candidates
 from dpsubmod.functions import Coverage, FacilityLocation
 from dpsubmod.functions.records import RecordObjective
 from dpsubmod.functions.records.points import RecordFacilityLocation
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.privacy import exact_check
 from oracles import max_value_change
 

@@ -343,7 +343,7 @@ def test_run(call: tuple[Any, ...]) -> None:
 
 @st.composite
 def convex_call(draw: Any) -> tuple[Any, ...]:
-    from dpsubmod.online.convex import linear_losses
+    from dpsubmod.online import linear_losses
     from dpsubmod.polytopes import Box, Simplex
 
     name = draw(st.sampled_from(["PrivateBandit", "GarberKretzu", "FlaxmanKalaiMcMahan"]))

@@ -204,7 +204,7 @@ def test_submod_pftal_gaussian_at_a_tiny_bound_does_not_divide_by_zero():
 
 def test_garber_kretzu_names_a_tiny_lipschitz():
     import dpsubmod.online as O
-    from dpsubmod.online.convex import linear_losses
+    from dpsubmod.online import linear_losses
     from dpsubmod.polytopes import Simplex
 
     case = _case("online.run_convex[GarberKretzu]", "polytope", "T", "lipschitz", "losses")
@@ -230,7 +230,7 @@ def test_pftal_meta_frank_wolfe_states_no_more_than_epsilon():
 
 def test_private_bandit_names_a_huge_lipschitz():
     import dpsubmod.online as O
-    from dpsubmod.online.convex import linear_losses
+    from dpsubmod.online import linear_losses
     from dpsubmod.polytopes import Simplex
 
     case = _case("online.run_convex[PrivateBandit]", "polytope", "T", "epsilon", "lipschitz")
@@ -244,7 +244,7 @@ def test_private_bandit_names_a_huge_lipschitz():
 @pytest.mark.parametrize("lipschitz", [1e-300, 1.7976931348623157e308])
 def test_flaxman_kalai_mcmahan_at_extreme_lipschitz(lipschitz):
     import dpsubmod.online as O
-    from dpsubmod.online.convex import linear_losses
+    from dpsubmod.online import linear_losses
     from dpsubmod.polytopes import Simplex
 
     case = _case("online.run_convex[FlaxmanKalaiMcMahan]", "polytope", "T", "lipschitz")

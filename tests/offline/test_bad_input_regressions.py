@@ -19,7 +19,7 @@ from dpsubmod.errors import DPSubmodError, NonFiniteObjectiveError, ValidationEr
 from dpsubmod.functions import FacilityLocation, Modular, SetFunction
 from dpsubmod.functions.ksubmodular import KFacilityLocation, KSubmodularFunction
 from dpsubmod.offline import list_methods
-from dpsubmod.offline.decomposable import _gupta_epsilon, gupta_step_epsilon
+from dpsubmod.offline.discrete.decomposable import _gupta_epsilon, gupta_step_epsilon
 from dpsubmod.offline.registry import get_method
 
 PRIVATE = list_methods(private=True)

@@ -19,12 +19,12 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid, UniformMatroid
 from dpsubmod.functions import Coverage
 from dpsubmod.functions.ksubmodular import KCoverage
 from dpsubmod.offline import list_methods
-from dpsubmod.offline.continuous_greedy import (
+from dpsubmod.offline.continuous.continuous_greedy import (
     continuous_greedy_calibration,
     continuous_greedy_utility_gap,
 )
 from dpsubmod.offline.guarantees import E1, stepwise_ratio
-from dpsubmod.offline.ksubmodular import ks_additive_error
+from dpsubmod.offline.ksubmodular.methods import ks_additive_error
 from oracles import brute_force_max, ks_brute_force_max
 
 SEEDS = 40

@@ -4,7 +4,6 @@ private method of the registry (parametrized over the registry, so a new method 
 
 from __future__ import annotations
 
-import importlib
 import random
 from types import SimpleNamespace
 
@@ -17,12 +16,11 @@ from dpsubmod.constraints import Knapsack, PartitionMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.functions import FacilityLocation, Modular
 from dpsubmod.functions.ksubmodular import KFacilityLocation
+from dpsubmod.offline.discrete import private_greedy as pg
 from dpsubmod.offline.registry import KINDS, get_method, list_methods
 from dpsubmod.privacy import PrivacyEvent, SecureBackend
 from dpsubmod.privacy.selection import exponential_mechanism_probabilities
 from oracles import TableFunction, max_value_change
-
-pg = importlib.import_module("dpsubmod.offline.private_greedy")
 
 # ------------------------------------------------------------------------------------------------
 # a step of private greedy on the secure backend's grid

@@ -32,21 +32,23 @@ from dpsubmod.errors import (
     StreamLengthError,
     ValidationError,
 )
-from dpsubmod.online.convex import (
-    CallableLoss,
+from dpsubmod.online import (
     FlaxmanKalaiMcMahan,
     GarberKretzu,
+    PrivateBandit,
+    linear_losses,
+    quadratic_losses,
+    run_convex,
+)
+from dpsubmod.online.convex import (
+    CallableLoss,
     LinearLoss,
     LossSequence,
-    PrivateBandit,
     QuadraticLoss,
     best_fixed_point,
-    linear_losses,
     one_point_estimates,
     paper_noise_scale,
-    quadratic_losses,
     regularized_response,
-    run_convex,
     sum_losses,
 )
 from dpsubmod.polytopes import (

@@ -8,15 +8,14 @@ import pytest
 from dpsubmod.constraints import UniformMatroid
 from dpsubmod.errors import ParameterTypeError, ValidationError
 from dpsubmod.functions import FeatureBased, GraphCut, Modular, Scaled, Sum
-from dpsubmod.online import (
-    FunctionStream,
-    Hindsight,
+from dpsubmod.online import FunctionStream, Hindsight, best_fixed_set
+from dpsubmod.online.comparators import (
     RunningSum,
-    best_fixed_set,
     hindsight_max,
     hindsight_min,
+    set_values,
+    total_values,
 )
-from dpsubmod.online.comparators import set_values, total_values
 from oracles import (
     all_masks,
     all_values,

@@ -31,14 +31,12 @@ from dpsubmod.online import (
     NaiveBanditDP,
     OnlineGreedy,
     PresampledBanditDP,
-    bandit_failure_probability,
-    expert_regrets,
-    hedge_draw_epsilon,
-    hedge_epsilon,
     run,
 )
+from dpsubmod.online.maximization import bandit_failure_probability, expert_regrets
 from dpsubmod.online.maximization import fidp as fidp_module
 from dpsubmod.online.oco import hedge as hedge_module
+from dpsubmod.online.oco import hedge_draw_epsilon, hedge_epsilon
 from dpsubmod.privacy import exact_check
 from oracles import experts_output_distribution
 

@@ -25,16 +25,8 @@ import numpy as np
 import pytest
 
 from dpsubmod.functions import Modular
-from dpsubmod.online import (
-    FIDP,
-    BanditDP,
-    FunctionStream,
-    NaiveBanditDP,
-    PresampledBanditDP,
-    hedge_epsilon,
-    hedge_eta,
-    run,
-)
+from dpsubmod.online import FIDP, BanditDP, FunctionStream, NaiveBanditDP, PresampledBanditDP, run
+from dpsubmod.online.oco import hedge_epsilon, hedge_eta
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,8 @@ from scipy.optimize import minimize
 
 from dpsubmod.constraints import GenericMatroid, GraphicMatroid, Knapsack, PartitionMatroid
 from dpsubmod.errors import DPSubmodError, StreamLengthError
-from dpsubmod.online import PrivateFTRL, euclidean_projection, kl_projection
+from dpsubmod.online import PrivateFTRL
+from dpsubmod.polytopes import euclidean_projection, kl_projection
 from dpsubmod.privacy import TreeAggregator
 from dpsubmod.privacy.continual import tree_levels
 

@@ -11,13 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpsubmod.errors import DPSubmodError, GroundSetMismatchError, ValidationError
-from dpsubmod.online import (
-    Hedge,
-    hedge_draw_epsilon,
-    hedge_epsilon,
-    hedge_eta,
-    tight_hedge_eta,
-)
+from dpsubmod.online import Hedge
+from dpsubmod.online.oco import hedge_draw_epsilon, hedge_epsilon, hedge_eta, tight_hedge_eta
 from dpsubmod.privacy import exponential_mechanism_probabilities
 from oracles import chi_square_pvalue
 

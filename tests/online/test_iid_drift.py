@@ -19,7 +19,7 @@ import pytest
 
 from dpsubmod.errors import DPSubmodError
 from dpsubmod.functions import Modular
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.online import PrivateEpochGreedy, PrivateExploreThenCommit, run
 from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
 from dpsubmod.privacy.audit import exact_check

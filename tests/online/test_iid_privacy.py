@@ -29,7 +29,7 @@ import pytest
 from scipy import integrate
 
 from dpsubmod.functions import Modular
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.online import PrivateEpochGreedy, PrivateExploreThenCommit
 from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
 from dpsubmod.online.maximization.explore_then_commit import stage_phases

@@ -23,13 +23,11 @@ from dpsubmod.online import (
     FunctionStream,
     MetaFrankWolfe,
     PFTALMetaFrankWolfe,
-    as_region,
-    batch_gradient,
-    dpmfw_paper_scale,
-    round_point,
     run,
 )
+from dpsubmod.online.maximization import batch_gradient, dpmfw_paper_scale
 from dpsubmod.online.maximization import frank_wolfe as mfw
+from dpsubmod.polytopes import as_region, round_point
 from dpsubmod.privacy.continual import tree_levels
 
 
@@ -77,14 +75,14 @@ def test_rounding_is_feasible_and_keeps_marginals(cons):
 
 
 def kl_projection_point(reg, rng):
-    from dpsubmod.online import kl_projection
+    from dpsubmod.polytopes import kl_projection
 
     return kl_projection(reg, rng.normal(size=reg.n))
 
 
 def test_swap_rounding_of_the_decomposition_on_a_general_matroid():
     gm = GraphicMatroid([(0, 1), (1, 2), (0, 2), (2, 3), (3, 4)], n_nodes=5)
-    from dpsubmod.online import kl_projection
+    from dpsubmod.polytopes import kl_projection
 
     x, dec = kl_projection(gm, np.array([0.4, 0.1, 0.3, -0.5, 0.2]), return_decomposition=True)
     rng = np.random.default_rng(3)

@@ -17,14 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpsubmod.extensions.lovasz import lovasz_subgradient
-from dpsubmod.online import (
-    BanditHazanKale,
-    BanditSubmodPFTAL,
-    HazanKale,
-    SubmodPFTAL,
-    estimator_law,
-    exploration_probabilities,
-)
+from dpsubmod.online import BanditHazanKale, BanditSubmodPFTAL, HazanKale, SubmodPFTAL
+from dpsubmod.online.minimization import estimator_law, exploration_probabilities
 from dpsubmod.online.minimization.onepoint import (
     chain_order,
     chain_values,

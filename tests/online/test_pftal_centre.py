@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from dpsubmod.errors import GroundSetMismatchError, ValidationError
-from dpsubmod.online import SubmodPFTAL, hindsight_min, modular_path_stream, run
+from dpsubmod.online import SubmodPFTAL, modular_path_stream, run
+from dpsubmod.online.comparators import hindsight_min
 from dpsubmod.online.minimization.bounds import best_submod_pftal_H, noise_scaled_H
 from dpsubmod.privacy.continual import TreeAggregator
 

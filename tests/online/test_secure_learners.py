@@ -18,8 +18,7 @@ import dpsubmod.online as O
 from dpsubmod import Budget
 from dpsubmod.errors import MissingDependencyError, ParameterTypeError, ValidationError
 from dpsubmod.functions import Modular
-from dpsubmod.online import Hedge
-from dpsubmod.online.convex import linear_losses
+from dpsubmod.online import Hedge, linear_losses
 from dpsubmod.polytopes import Simplex
 from dpsubmod.privacy import SecureBackend, TreeAggregator, opendp_engine
 

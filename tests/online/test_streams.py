@@ -18,9 +18,9 @@ from dpsubmod.online import (
     IIDStream,
     RecordStream,
     SwitchingStream,
-    as_stream,
     stochastic_stream,
 )
+from dpsubmod.online.streams import as_stream
 from oracles import all_values, is_submodular
 
 

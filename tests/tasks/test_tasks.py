@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpsubmod.errors import ParameterTypeError, ValidationError
-from dpsubmod.offline.private_greedy import greedy_path_distribution
+from dpsubmod.offline.discrete.private_greedy import greedy_path_distribution
 from dpsubmod.privacy import exact_check
 from dpsubmod.tasks import (
     DataIssue,
@@ -237,11 +237,9 @@ def test_the_release_keeps_non_private_values_apart():
 def test_default_bandwidth_distances_match_the_kd_tree(dim, monkeypatch):
     # the pairwise path (small candidate sets, no scipy import) and the k-d tree give the
     # same floats, repeats and grids included, so the default bandwidth is the same either way
-    import importlib
-
     from scipy.spatial import cKDTree
 
-    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+    from dpsubmod.tasks import facility_location as fl
 
     rng = np.random.default_rng(dim)
     grid = np.stack(np.meshgrid(*[np.linspace(40.6, 40.9, 7)] * dim), -1).reshape(-1, dim)
@@ -257,9 +255,7 @@ def test_default_bandwidth_distances_match_the_kd_tree(dim, monkeypatch):
 def test_default_bandwidth_median_is_numpys_float():
     # the median of the spacings skips np.median (whose NaN check imports numpy.ma) and must
     # give its very float: odd and even sizes, ties, extreme magnitudes, a NaN
-    import importlib
-
-    fl = importlib.import_module("dpsubmod.tasks.facility_location")  # the module
+    from dpsubmod.tasks import facility_location as fl
 
     rng = np.random.default_rng(11)
     for n in (*range(1, 12), 399, 400, 1001):

@@ -14,6 +14,7 @@ reader of its output goes away (``dpsubmod audit --list | head -1``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -42,8 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``dpsubmod`` argument parser with every available subcommand."""
     # Subcommand modules import their heavy dependencies inside their handlers, so building
     # the parser stays fast.
-    import importlib
-
     parser = _Parser(
         prog="dpsubmod", description="Differentially private submodular optimization.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -15,8 +15,6 @@ from pathlib import Path
 
 from ..errors import ValidationError
 
-__all__ = ["check_output_file", "check_output_folder"]
-
 
 def _probe(option: str, shown: str, folder: Path) -> None:
     try:

@@ -11,8 +11,6 @@ from pathlib import Path
 from .._filelock import LockFile
 from ..errors import ValidationError
 
-__all__ = ["lock_results"]
-
 
 def lock_results(path: Path, option: str) -> LockFile:
     """Acquire, without waiting, the lock beside a results file (``NAME.csv.lock``).

@@ -14,10 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["error", "public_inputs", "scale_options", "dialect_options", "record_columns",
-           "column_names",
-           "read_groups", "parse_capacities"]
-
 # options that only one task reads; passing them to another task is refused, not ignored
 _TASK_OPTIONS: dict[str, tuple[str, ...]] = {
     "candidates": ("facility-location",),

@@ -19,8 +19,6 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["Interrupted", "interrupts", "stop_children"]
-
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 

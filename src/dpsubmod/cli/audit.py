@@ -16,8 +16,6 @@ from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
 from ._paths import check_output_file
 
-__all__ = ["register", "EXIT_CONSISTENT", "EXIT_VIOLATION"]
-
 EXIT_CONSISTENT = 0
 EXIT_VIOLATION = 1
 _CALLER = "dpsubmod audit"

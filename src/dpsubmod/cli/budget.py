@@ -16,8 +16,6 @@ from ..privacy._filter_names import FILTERS
 from ..privacy.budget import _left_text
 from ._paths import check_output_file
 
-__all__ = ["register"]
-
 
 def _new(args: argparse.Namespace) -> int:
     from ..privacy.budget_file import FileBudget

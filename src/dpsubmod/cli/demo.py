@@ -12,8 +12,6 @@ from .._atomic import replacing
 from .._validation import check_epsilon, check_int
 from ._paths import check_output_folder
 
-__all__ = ["register"]
-
 _CALLER = "dpsubmod demo"
 
 

@@ -27,8 +27,6 @@ from ._signals import Interrupted
 if TYPE_CHECKING:
     from ..experiments.config import SweepConfig
 
-__all__ = ["register", "resolve_output"]
-
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet"}
 
 

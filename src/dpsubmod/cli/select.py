@@ -30,8 +30,6 @@ from ._select_inputs import (
     scale_options,
 )
 
-__all__ = ["register", "TASKS"]
-
 TASKS = ("facility-location", "feature-selection", "coverage")
 _CALLER = "dpsubmod select"
 

@@ -9,8 +9,6 @@ import numpy as np
 from .._validation import check_finite, check_int
 from ..errors import InfeasibleConstraintError, ParameterTypeError, ValidationError
 
-__all__ = ["check_capacity", "check_capacities", "require_positive_rank"]
-
 
 def check_capacity(value: object, name: str, caller: str) -> int:
     """A non-negative integer capacity; a negative one makes the constraint infeasible."""

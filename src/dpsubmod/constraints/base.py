@@ -15,8 +15,6 @@ from .._rng import RNGLike, as_generator
 from .._validation import as_mask, check_indices
 from ..errors import ValidationError
 
-__all__ = ["Constraint", "Matroid", "set_mask"]
-
 
 def set_mask(S: object, n: int) -> np.ndarray:
     """Boolean mask of a set given as indices, a mask, or an object with a ``mask`` attribute."""

@@ -11,8 +11,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._checks import require_positive_rank
 from .base import Matroid, set_mask
 
-__all__ = ["GenericMatroid", "check_matroid_axioms"]
-
 
 class GenericMatroid(Matroid):
     r"""A matroid on ``range(n)`` defined by a user's independence oracle.

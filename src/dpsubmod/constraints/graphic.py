@@ -11,8 +11,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._checks import require_positive_rank
 from .base import Matroid, set_mask
 
-__all__ = ["GraphicMatroid"]
-
 _UNION_FIND_LIMIT = 4096  # edge sets up to this size use a Python union-find, larger ones scipy
 
 

@@ -9,8 +9,6 @@ from .._validation import check_finite, check_real
 from ..errors import InfeasibleConstraintError, ValidationError
 from .base import Constraint, set_mask
 
-__all__ = ["Knapsack"]
-
 # Sums of the same costs taken in a different order can differ in the last bits; a relative
 # slack this small makes can_add and is_feasible agree on every set.
 _REL_TOL = 1e-12

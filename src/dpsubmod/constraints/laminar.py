@@ -12,8 +12,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._checks import check_capacities, require_positive_rank
 from .base import Matroid, set_mask
 
-__all__ = ["LaminarMatroid"]
-
 
 class LaminarMatroid(Matroid):
     r"""The laminar matroid: given a laminar family :math:`\mathcal A` of subsets of the ground set

@@ -12,8 +12,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._checks import check_capacities, check_capacity, require_positive_rank
 from .base import Matroid, set_mask
 
-__all__ = ["PartitionMatroid"]
-
 
 class PartitionMatroid(Matroid):
     r"""The partition matroid: the ground set is split into blocks :math:`V_1, \dots, V_m` and a set

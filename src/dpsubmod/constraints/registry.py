@@ -15,8 +15,6 @@ from .partition import PartitionMatroid
 from .transversal import TransversalMatroid
 from .uniform import UniformMatroid
 
-__all__ = ["CONSTRAINTS", "make_constraint"]
-
 #: Name -> constraint class. ``"cardinality"`` is an alias of ``"uniform"``.
 CONSTRAINTS: dict[str, type[Constraint]] = {
     "uniform": UniformMatroid,

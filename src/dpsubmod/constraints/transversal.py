@@ -11,8 +11,6 @@ from ..errors import ValidationError
 from ._checks import require_positive_rank
 from .base import Matroid, set_mask
 
-__all__ = ["TransversalMatroid"]
-
 _DENSE_LIMIT = 1 << 22  # items x slots below which a dense boolean copy is kept
 _KUHN_LIMIT = 256  # larger sets are matched by scipy's maximum_bipartite_matching
 

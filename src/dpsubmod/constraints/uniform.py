@@ -10,8 +10,6 @@ from ..errors import InfeasibleConstraintError
 from ._checks import check_capacity
 from .base import Matroid, set_mask
 
-__all__ = ["UniformMatroid"]
-
 
 class UniformMatroid(Matroid):
     r"""The uniform matroid :math:`U(k, n)`: a set is independent iff it has at most ``k`` elements.

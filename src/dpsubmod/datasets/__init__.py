@@ -30,9 +30,9 @@ _WHERE = {
         "load_florentine_families", "load_graph", "load_karate_club", "load_les_miserables",
         "planted_partition_graph", "with_activation_probabilities",
     ),
+    "grids": ("grid_candidates",),
     "synthetic": (
-        "categorical_table", "clustered_points", "coverage_records", "grid_candidates",
-        "random_coverage",
+        "categorical_table", "clustered_points", "coverage_records", "random_coverage",
     ),
     "tables": (
         "DIABETES_BOUNDS", "DIABETES_THRESHOLDS", "TABLES", "TableDataset", "discretize",

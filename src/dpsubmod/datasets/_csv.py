@@ -25,9 +25,6 @@ import numpy as np
 from .._cells import cells_to_float
 from ..errors import ValidationError
 
-__all__ = ["Dialect", "Block", "check_dialect", "header", "blocks", "line_text", "count_lines",
-           "split_line", "STATUS"]
-
 #: Why a record could not be read (status code -> words), for the data check.
 STATUS = {1: "bytes that do not decode as {encoding}", 2: "an unbalanced quote",
           3: "the wrong number of cells"}

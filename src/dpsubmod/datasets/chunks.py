@@ -21,8 +21,6 @@ from ..errors import MissingDependencyError, ParameterTypeError, ValidationError
 from ._csv import Dialect, blocks, check_dialect
 from .records import arrow_floats, arrow_text, csv_columns
 
-__all__ = ["ChunkSource", "scan_records"]
-
 
 def _pyarrow():
     try:

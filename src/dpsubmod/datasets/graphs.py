@@ -24,19 +24,6 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_int, check_real
 from ..errors import ParameterTypeError, ValidationError
 
-__all__ = [
-    "GraphDataset",
-    "GRAPHS",
-    "load_graph",
-    "load_karate_club",
-    "load_les_miserables",
-    "load_davis_southern_women",
-    "load_florentine_families",
-    "erdos_renyi_graph",
-    "planted_partition_graph",
-    "with_activation_probabilities",
-]
-
 
 @dataclass(frozen=True, eq=False)
 class GraphDataset:

@@ -31,8 +31,6 @@ from ._csv import (
     split_line,
 )
 
-__all__ = ["RecordTable", "as_table", "read_public_csv", "public_column", "csv_columns"]
-
 _BLOCK = 1 << 15
 
 

@@ -1,5 +1,5 @@
-"""Synthetic generators and public candidate grids. All generators take ``rng`` and touch no
-global state; the same seed gives the same data.
+"""Synthetic generators. All generators take ``rng`` and touch no global state; the same seed
+gives the same data.
 
 Each generator's docstring says what one row stands for, so that the privacy unit of a simulated
 study ("replace one record") is clear.
@@ -8,21 +8,10 @@ study ("replace one record") is clear.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from .._lazy import lazy_module
 from .._rng import RNGLike, as_generator
-from .._validation import check_finite, check_int, check_real
-from ..errors import ValidationError
-
-__all__ = [
-    "clustered_points",
-    "random_coverage",
-    "coverage_records",
-    "categorical_table",
-    "grid_candidates",
-]
-
-sp = lazy_module("scipy.sparse")
+from .._validation import check_int, check_real
 
 
 def clustered_points(n_points: int, dim: int = 2, *, n_clusters: int = 8, spread: float = 0.05,
@@ -115,30 +104,3 @@ def categorical_table(n_records: int, n_features: int, *, n_informative: int = 3
     flip = gen.random(n_records) < noise
     y[flip] = 1 - y[flip]
     return X.astype(np.int64), y
-
-
-def grid_candidates(rows: int, cols: int, bounds: object) -> np.ndarray:
-    """Public candidate locations: the centres of a ``rows x cols`` grid of cells on a box.
-
-    ``bounds = (xmin, xmax, ymin, ymax)`` must be public (fixed from the map, not from the
-    private points). The result has shape ``(rows * cols, 2)``, columns ``(x, y)``, ordered by
-    row (increasing ``y``) then by column (increasing ``x``). Not random.
-
-    Examples
-    --------
-    >>> grid_candidates(1, 2, (0, 2, 0, 1)).tolist()
-    [[0.5, 0.5], [1.5, 0.5]]
-    """
-    caller = "grid_candidates"
-    rows = check_int(rows, "rows", low=1, caller=caller)
-    cols = check_int(cols, "cols", low=1, caller=caller)
-    b = check_finite(np.asarray(bounds, dtype=float), "bounds", caller=caller, ndim=1)
-    if b.shape != (4,) or not (b[0] < b[1] and b[2] < b[3]):
-        raise ValidationError(
-            f"The 'bounds' parameter of {caller} must be (xmin, xmax, ymin, ymax) with "
-            f"xmin < xmax and ymin < ymax; got {tuple(b.tolist())}."
-        )
-    xs = b[0] + (np.arange(cols) + 0.5) * (b[1] - b[0]) / cols
-    ys = b[2] + (np.arange(rows) + 0.5) * (b[3] - b[2]) / rows
-    gx, gy = np.meshgrid(xs, ys)
-    return np.column_stack([gx.ravel(), gy.ravel()])

@@ -16,17 +16,6 @@ import numpy as np
 from .._validation import check_finite, check_int
 from ..errors import DPSubmodError, ParameterTypeError, ValidationError
 
-__all__ = [
-    "TableDataset",
-    "TABLES",
-    "DIABETES_BOUNDS",
-    "DIABETES_THRESHOLDS",
-    "load_breast_cancer",
-    "load_diabetes",
-    "load_table",
-    "discretize",
-]
-
 
 @dataclass(frozen=True)
 class TableDataset:

@@ -25,8 +25,6 @@ from ._csv import check_dialect
 from ._csv import header as read_header
 from .records import RecordTable, _is_number, as_table
 
-__all__ = ["CSVDataset", "load_csv"]
-
 _CALLER = "load_csv"
 
 

@@ -12,11 +12,12 @@ from sklearn.utils.validation import validate_data
 
 from .._cells import to_float
 from .._log import get_logger
+from .._rng import check_rng
 from .._validation import check_delta, check_epsilon
 from ..errors import ParameterTypeError, ValidationError
-
-__all__ = ["PrivateSelectorMixin", "expected_failed_checks", "seeded_simulation", "as_float",
-           "feature_names", "bounds_by_name", "n_to_select", "validate_X"]
+from ..offline.registry import get_method, list_methods
+from ..privacy import Ledger
+from ..privacy.backends import choose_backend
 
 _log = get_logger(__name__)
 
@@ -111,16 +112,11 @@ class PrivateSelectorMixin:
         """The backend of a fit, by the library's one default rule: no ``random_state``, the
         secure backend; a ``random_state``, a numpy simulation (and a warning when it is given
         with a secure backend, which it does not seed)."""
-        from ..offline import get_method
-        from ..privacy.backends import choose_backend
-
         return choose_backend(self.backend, self.random_state,  # type: ignore[attr-defined]
                               caller=caller, supported=get_method(method).backends,
                               seed_name="random_state", stacklevel=5)
 
     def _check_budget(self, caller: str) -> Any:
-        from ..privacy import Ledger
-
         budget = self.budget  # type: ignore[attr-defined]
         if budget is None:
             return None
@@ -139,8 +135,6 @@ class PrivateSelectorMixin:
 
 
 def _check_method(method: object, caller: str) -> str:
-    from ..offline import list_methods
-
     names = list_methods(private=True)
     if not isinstance(method, str) or method not in names:
         raise ValidationError(
@@ -150,8 +144,6 @@ def _check_method(method: object, caller: str) -> str:
 
 
 def _check_backend(backend: object, method: str, caller: str) -> str:
-    from ..offline import get_method
-
     if backend is not None and (not isinstance(backend, str) or backend not in _BACKENDS):
         raise ValidationError(
             f"The 'backend' parameter of {caller} must be None (secure without random_state, "
@@ -169,8 +161,6 @@ def _check_backend(backend: object, method: str, caller: str) -> str:
 
 def _check_random_state(random_state: object, caller: str) -> Any:
     """``random_state`` as the library's ``rng`` (validated; resolved by the method it feeds)."""
-    from .._rng import check_rng
-
     accepted = "None, an int >= 0, a numpy Generator or a numpy SeedSequence"
     if isinstance(random_state, np.random.RandomState):
         raise ParameterTypeError(

@@ -11,7 +11,11 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted
 
+from .._log import verbose
+from .._version import __version__
 from ..errors import ParameterTypeError, ValidationError
+from ..privacy.backends import backend_chosen
+from ..tasks import build_constraint, build_task, private_select
 from ._base import (
     PrivateSelectorMixin,
     as_float,
@@ -21,8 +25,6 @@ from ._base import (
     seeded_simulation,
     validate_X,
 )
-
-__all__ = ["PrivateFacilityLocationSelector"]
 
 #: Largest public grid (points per axis to the power of the number of features).
 MAX_GRID = 100_000
@@ -227,16 +229,10 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
         -------
         self
         """
-        from .._log import verbose
-
         with verbose(self.verbose):
             return self._fit(X, y)
 
     def _fit(self, X: Any, y: Any) -> PrivateFacilityLocationSelector:
-        from .. import __version__
-        from ..privacy.backends import backend_chosen
-        from ..tasks import build_constraint, private_select
-
         caller = type(self).__name__
         self._forget()
         eps, delta, method, backend, budget, rng = self._release_params()
@@ -321,8 +317,6 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
 
 def _task(X: np.ndarray, names: list[str], C: np.ndarray, public: Mapping[str, Any],
           invalid: str) -> Any:
-    from ..tasks import build_task
-
     records = dict(zip(names, as_float(X).T))
     cands = dict(zip(names, C.T))
     return build_task("facility-location", records, columns=names, candidates=cands,

@@ -10,7 +10,12 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
+from .._log import verbose
+from .._version import __version__
 from ..errors import ValidationError
+from ..privacy.backends import backend_chosen
+from ..tasks import MISSING, build_constraint, build_task, private_select
+from ..tasks.feature_selection import typed_integer_columns
 from ._base import (
     PrivateSelectorMixin,
     as_float,
@@ -20,8 +25,6 @@ from ._base import (
     seeded_simulation,
     validate_X,
 )
-
-__all__ = ["PrivateFeatureSelector"]
 
 
 class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator):
@@ -203,17 +206,10 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
         -------
         self
         """
-        from .._log import verbose
-
         with verbose(self.verbose):
             return self._fit(X, y)
 
     def _fit(self, X: Any, y: Any) -> PrivateFeatureSelector:
-        from .. import __version__
-        from ..privacy.backends import backend_chosen
-        from ..tasks import build_constraint, build_task, private_select
-        from ..tasks.feature_selection import typed_integer_columns
-
         caller = type(self).__name__
         self._forget()
         eps, delta, method, backend, budget, rng = self._release_params()
@@ -306,8 +302,6 @@ def _labels(y: np.ndarray, thresholds: Any) -> np.ndarray:
     The codes only relabel the classes, which leaves the mutual information unchanged, so the
     declared sensitivity holds whatever the labels are.
     """
-    from ..tasks import MISSING
-
     if thresholds is not None:
         return as_float(y)
     y = np.asarray(y)

@@ -14,7 +14,7 @@ Zachary's karate club (bundled with networkx, 34 members, 78 friendships):
 
 Losses: :math:`f_t(x) = \\langle\\theta_t, x - c\\rangle` with :math:`\\theta_t` a fixed random
 unit drift plus Gaussian noise, norm at most 1
-(:func:`dpsubmod.online.convex.linear_losses`), vanishing at the centre ``c`` of the
+(:func:`dpsubmod.online.linear_losses`), vanishing at the centre ``c`` of the
 polytope (assumption A4, so ``|f_t| <= D`` on it). Regret is against the best vertex in
 hindsight (one linear-oracle call). The learners run in
 ``mode="extend"`` (queries may leave the polytope by ``zeta`` inside its affine hull, as the
@@ -52,13 +52,10 @@ import numpy as np
 from ..constraints import GraphicMatroid
 from ..datasets import load_graph
 from ..functions import GraphCut
-from ..online.convex import GarberKretzu, PrivateBandit, linear_losses, run_convex
+from ..online import GarberKretzu, PrivateBandit, linear_losses, run_convex
 from ..polytopes import MatroidPolytope, Polytope, SubmodularBasePolytope, inner_ball
 from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
-
-__all__ = ["DOMAINS", "METHODS", "build_domain", "run", "summarize", "slopes", "plot_T",
-           "plot_epsilon", "main"]
 
 DOMAINS = ("graphic", "cut-base")
 #: method -> (noise, calibration); None: non-private.

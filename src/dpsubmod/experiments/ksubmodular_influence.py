@@ -38,8 +38,6 @@ from ..offline import maximize_ksubmodular
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["load_graph", "topic_probabilities", "run", "summarize", "plot", "main"]
-
 GRAPHS = ("les_miserables", "karate")
 DEFAULT_EPSILONS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 PRIVATE = ("ks_private", "ks_private_sampled")

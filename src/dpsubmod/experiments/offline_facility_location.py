@@ -43,8 +43,6 @@ from ..offline import maximize
 from .plots import axes_row, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["load_points", "run", "summarize", "plot", "markdown", "main"]
-
 DEFAULT_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 PRIVATE = {
     "private_greedy": {},

@@ -74,10 +74,6 @@ from ..online.tags import LearnerTags
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["main", "load_uber", "uber_stream_builder", "drifting_builder",
-           "karate_stream_builder", "LEARNERS",
-           "run_grid", "plot_regret_vs_T", "plot_regret_vs_epsilon"]
-
 #: Public candidate grid over Manhattan (latitude, longitude bounds) and its shape.
 MANHATTAN = ((40.70, 40.82), (-74.02, -73.93))
 #: Public similarity bandwidth in degrees (about 1.1 km).

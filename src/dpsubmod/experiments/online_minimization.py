@@ -72,9 +72,6 @@ from ..online.tags import LearnerTags
 from .plots import axes_of, figure, optional_figure, save_figure
 from .results import write_table
 
-__all__ = ["karate_stream", "LabellingEnergy", "RandomSet", "LEARNERS", "LEARNERS_PAPER",
-           "H_VARIANTS", "STREAMS", "compare_H", "sweep_T", "sweep_epsilon",
-           "plot_regret_vs_T", "plot_regret_vs_epsilon", "main"]
 
 class RandomSet(Learner):
     """Plays a uniformly random subset every round (each member with probability 1/2), or the

@@ -30,9 +30,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Param", "OBJECTIVES", "STREAMS", "LEARNERS", "LearnerSpec", "build_objective",
-           "build_stream", "build_learner"]
-
 
 @dataclass(frozen=True)
 class Param:

@@ -5,9 +5,9 @@ from .._lazy import lazy_exports
 #: Where each exported name is defined; it loads on first use (PEP 562).
 _WHERE = {
     "lovasz": ("lovasz_subgradient", "lovasz_value", "threshold_round",),
+    "_closed_forms": ("has_closed_form", "register_closed_form"),
     "multilinear": (
-        "MultilinearEstimate", "has_closed_form", "multilinear_gradient", "multilinear_gradients",
-        "multilinear_value", "register_closed_form",
+        "MultilinearEstimate", "multilinear_gradient", "multilinear_gradients", "multilinear_value",
     ),
 }
 

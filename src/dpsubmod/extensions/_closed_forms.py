@@ -24,14 +24,6 @@ from ..functions.facility_location import FacilityLocation
 from ..functions.modular import Modular
 from ..functions.records.points import RecordFacilityLocation
 
-__all__ = [
-    "register_closed_form",
-    "has_closed_form",
-    "closed_value",
-    "closed_gradient",
-    "closed_gradients",
-]
-
 #: Entries per row block of the facility-location kernels (about 8 MB per float64 temporary).
 _FL_BLOCK_ENTRIES = 1 << 20
 #: Largest ``points x clients x n`` block the stacked facility-location kernel handles at once.

@@ -38,8 +38,6 @@ from .._validation import check_finite
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
 
-__all__ = ["lovasz_value", "lovasz_subgradient", "threshold_round"]
-
 
 def _check_f(f: object, caller: str) -> SetFunction:
     if not isinstance(f, SetFunction):

@@ -60,17 +60,7 @@ from ._closed_forms import (
     closed_gradients,
     closed_value,
     has_closed_form,
-    register_closed_form,
 )
-
-__all__ = [
-    "MultilinearEstimate",
-    "multilinear_value",
-    "multilinear_gradient",
-    "multilinear_gradients",
-    "register_closed_form",
-    "has_closed_form",
-]
 
 Method = Literal["auto", "exact", "sampling"]
 

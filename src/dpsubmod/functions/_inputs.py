@@ -18,8 +18,6 @@ from ..errors import ValidationError
 if TYPE_CHECKING:
     import scipy.sparse
 
-__all__ = ["as_matrix", "as_weights", "row_chunks", "concat_ranges", "replaced_points"]
-
 #: Number of matrix entries a chunked dense computation handles at once (512 KB of float64).
 #: Blocks this small stay in cache through gather, convert, clip and mat-vec, and reuse freed
 #: memory instead of page-faulting fresh allocations; on a 5000 x 5000 facility-location greedy

@@ -16,8 +16,6 @@ from typing import Any, Literal
 from .._validation import check_real
 from ..errors import SensitivityError
 
-__all__ = ["Objective", "DataModel", "DATA_MODELS"]
-
 DataModel = Literal["general", "monotone-records"]
 DATA_MODELS: tuple[str, ...] = ("general", "monotone-records")
 

@@ -63,8 +63,6 @@ from .._validation import as_mask, check_indices
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ._objective import DataModel, Objective
 
-__all__ = ["SetFunction", "FunctionState", "DataModel", "CutForm"]
-
 sp = lazy_module("scipy.sparse")
 
 

@@ -16,8 +16,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._inputs import check_value_bound
 from .base import CutForm, DataModel, FunctionState, SetFunction
 
-__all__ = ["Sum", "Scaled", "Restricted", "Truncated"]
-
 
 def _check_function(f: object, name: str, caller: str) -> SetFunction:
     if not isinstance(f, SetFunction):

@@ -13,8 +13,6 @@ from ..errors import ValidationError
 from ._inputs import as_matrix, as_weights
 from .base import DataModel, FunctionState, SetFunction
 
-__all__ = ["Coverage"]
-
 
 class Coverage(SetFunction):
     r"""Weighted coverage :math:`f(S) = \sum_{u \in \bigcup_{j \in S} A_j} w_u`.

@@ -21,7 +21,6 @@ from ._similarity import _check_fits, _make_kernel, _similarity_matrix
 from .base import DataModel, FunctionState, SetFunction
 from .records.points import RecordFacilityLocation, float32_scales
 
-__all__ = ["FacilityLocation"]
 
 class FacilityLocation(SetFunction):
     r"""Facility location :math:`f(S) = \sum_i w_i \max_{j \in S} s_{ij}` (0 for empty ``S``).

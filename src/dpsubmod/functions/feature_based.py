@@ -11,8 +11,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._inputs import as_matrix, as_weights, concat_ranges, row_chunks
 from .base import DataModel, FunctionState, SetFunction
 
-__all__ = ["FeatureBased"]
-
 
 def _saturate(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 1.0)

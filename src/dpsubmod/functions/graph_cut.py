@@ -9,8 +9,6 @@ from ..errors import ValidationError
 from ._inputs import as_matrix
 from .base import CutForm, FunctionState, SetFunction
 
-__all__ = ["GraphCut"]
-
 
 class GraphCut(SetFunction):
     r"""Cut function of a weighted graph.

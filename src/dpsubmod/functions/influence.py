@@ -13,8 +13,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._inputs import concat_ranges
 from .coverage import Coverage
 
-__all__ = ["InfluenceSpread"]
-
 
 class InfluenceSpread(Coverage):
     r"""Influence spread :math:`\sigma(S)` of seed set ``S`` under the independent cascade model.

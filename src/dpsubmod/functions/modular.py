@@ -8,8 +8,6 @@ from .._validation import check_finite
 from ..errors import SensitivityError, ValidationError
 from .base import CutForm, DataModel, FunctionState, SetFunction
 
-__all__ = ["Modular"]
-
 
 class Modular(SetFunction):
     r"""Modular set function :math:`f(S) = \sum_{e \in S} w_e`.

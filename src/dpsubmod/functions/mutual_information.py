@@ -10,8 +10,6 @@ from .._validation import check_finite, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .base import FunctionState, SetFunction
 
-__all__ = ["MutualInformation"]
-
 #: Largest joint-code space (candidates x codes x alphabet x labels) handled in one block.
 _KEY_LIMIT = 1 << 62
 

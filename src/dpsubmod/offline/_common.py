@@ -18,9 +18,6 @@ from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 from .result import Diagnostics, Result
 
-__all__ = ["resolve", "make_result", "private_plan", "noise_source", "require_finite",
-           "check_noise_parameter"]
-
 
 def resolve(f: object, constraint: object, caller: str) -> tuple[SetFunction, Constraint]:
     """Validate ``f`` and turn ``constraint`` (an int k, or a Constraint) into a Constraint."""

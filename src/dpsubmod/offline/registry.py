@@ -22,12 +22,10 @@ from .._log import get_logger
 from .._progress import check_progress, progress_bar
 from .._rng import RNGLike, check_rng
 from .._validation import check_delta, check_epsilon
+from ..constraints import Knapsack, Matroid, UniformMatroid
 from ..errors import ValidationError
 from ..privacy.backends import backend_chosen, choose_backend
 from .result import Result
-
-__all__ = ["MethodSpec", "register", "get_method", "list_methods", "maximize",
-           "maximize_ksubmodular", "KINDS"]
 
 _log = get_logger(__name__)
 
@@ -84,15 +82,17 @@ _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 #: imported the first time the method is asked for, so a call of ``private_greedy`` does not
 #: load continuous greedy, DPCG or the k-submodular methods (and their dependencies).
 SHIPPED: dict[tuple[str, str], str] = {
-    **{("set", n): "greedy" for n in ("greedy", "lazy_greedy", "stochastic_greedy", "random",
-                                      "knapsack_greedy")},
-    **{("set", n): "private_greedy" for n in ("private_greedy", "private_stochastic_greedy")},
-    **{("set", n): "continuous_greedy" for n in ("private_continuous_greedy",
-                                                 "private_continuous_greedy_layers")},
-    **{("set", n): "dpcg" for n in ("dpcg", "dpcg_curvature")},
-    ("set", "private_greedy_decomposable"): "decomposable",
-    **{("ksubmodular", n): "ksubmodular" for n in ("ks_greedy", "ks_matroid_greedy", "ks_random",
-                                                   "ks_private", "ks_private_sampled")},
+    **{("set", n): "discrete.greedy"
+       for n in ("greedy", "lazy_greedy", "stochastic_greedy", "random", "knapsack_greedy")},
+    **{("set", n): "discrete.private_greedy"
+       for n in ("private_greedy", "private_stochastic_greedy")},
+    ("set", "private_greedy_decomposable"): "discrete.decomposable",
+    **{("set", n): "continuous.continuous_greedy"
+       for n in ("private_continuous_greedy", "private_continuous_greedy_layers")},
+    **{("set", n): "continuous.dpcg" for n in ("dpcg", "dpcg_curvature")},
+    **{("ksubmodular", n): "ksubmodular.methods"
+       for n in ("ks_greedy", "ks_matroid_greedy", "ks_random", "ks_private",
+                 "ks_private_sampled")},
 }
 
 
@@ -176,8 +176,6 @@ def get_method(name: str, *, kind: str = "set") -> MethodSpec:
 def constraint_kind(constraint: Any) -> str | None:
     """``"cardinality"`` (an int ``k`` or a uniform matroid), ``"matroid"``, ``"knapsack"``, or
     None for anything else (left to the method to refuse)."""
-    from ..constraints import Knapsack, Matroid, UniformMatroid
-
     if isinstance(constraint, numbers.Integral) and not isinstance(constraint, bool):
         return "cardinality"
     if isinstance(constraint, UniformMatroid):

@@ -14,8 +14,6 @@ import numpy as np
 
 from .._version import __version__
 
-__all__ = ["Result", "Diagnostics"]
-
 _NOT_PRIVATE = ("NOT differentially private: computed from the private data without noise; "
                 "for evaluating a run, never for publication")
 

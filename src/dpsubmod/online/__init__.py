@@ -35,86 +35,39 @@ By problem:
   information, adaptive adversaries: Hedge experts over tree-aggregated noisy gains);
 * :mod:`~dpsubmod.online.convex`: projection-free bandit convex optimization over polytopes,
   :class:`PrivateBandit` (Ene, Nguyen and Vladu 2021), :class:`GarberKretzu`,
-  :class:`FlaxmanKalaiMcMahan`, the convex losses and :func:`run_convex`.
+  :class:`FlaxmanKalaiMcMahan`, the loss generators :func:`linear_losses` and
+  :func:`quadratic_losses`, and :func:`run_convex` (the loss classes are in that package).
 
-The polytope projections the maximization learners use (:func:`kl_projection`,
-:func:`euclidean_projection`, :class:`Region`) and :func:`round_point` live in
-:mod:`dpsubmod.polytopes`; they are re-exported here.
+This package lists what a user calls: the learners, the streams, the comparator and the run
+harnesses. The building blocks (Hedge's calibration, the one-point estimator, the
+projections and rounding of :mod:`dpsubmod.polytopes`) are imported from the modules that
+define them.
 """
 
 from .._guarantee import RegretGuarantee
-from ..polytopes.projections import (
-    Region,
-    as_region,
-    euclidean_projection,
-    kl_projection,
-    project_box,
-)
-from ..polytopes.rounding import round_point
-from .batched import BatchedPrivateBandit, batch_length
-from .comparators import (
-    Hindsight,
-    RunningSum,
-    all_masks,
-    best_fixed_set,
-    hindsight_max,
-    hindsight_min,
-)
-from .convex import (
-    BanditConvexLearner,
-    CallableLoss,
-    ConvexLoss,
-    ConvexLossStream,
-    ConvexTrace,
-    FlaxmanKalaiMcMahan,
-    GarberKretzu,
-    LinearLoss,
-    LossSequence,
-    PrivateBandit,
-    QuadraticLoss,
-    best_fixed_point,
-    linear_losses,
-    quadratic_losses,
-    run_convex,
-)
+from .batched import BatchedPrivateBandit
+from .comparators import Hindsight, best_fixed_set
+from .convex.baselines import FlaxmanKalaiMcMahan, GarberKretzu
+from .convex.harness import ConvexTrace, run_convex
+from .convex.loss_streams import linear_losses, quadratic_losses
+from .convex.private_bandit import PrivateBandit
 from .harness import Trace, run
-from .maximization import (
-    FIDP,
-    BanditDP,
-    BanditOnlineGreedy,
-    DPMetaFrankWolfe,
-    MetaFrankWolfe,
-    NaiveBanditDP,
-    OnlineGreedy,
-    PFTALMetaFrankWolfe,
-    PresampledBanditDP,
-    PrivateEpochGreedy,
-    PrivateExploreThenCommit,
-    PrivateTreeExperts,
-    bandit_failure_probability,
-    batch_gradient,
-    dpmfw_paper_scale,
-    expert_regrets,
-)
-from .minimization import (
-    BanditHazanKale,
-    BanditSubmodPFTAL,
-    HazanKale,
-    SubmodPFTAL,
-    estimator_law,
-    exploration_probabilities,
-    one_point_gradient,
-)
-from .oco import (
-    PFTAL,
-    Hedge,
-    PrivateFTRL,
-    hedge_draw_epsilon,
-    hedge_epsilon,
-    hedge_eta,
-    tight_hedge_eta,
-)
-from .protocol import Learner, OnlineBase, as_selection
+from .maximization.bandit_appendix import NaiveBanditDP, PresampledBanditDP
+from .maximization.bandit_experts import BanditDP
+from .maximization.dp_meta_frank_wolfe import DPMetaFrankWolfe
+from .maximization.epoch_greedy import PrivateEpochGreedy
+from .maximization.explore_then_commit import PrivateExploreThenCommit
+from .maximization.fidp import FIDP
+from .maximization.meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
+from .maximization.streeter_golovin import BanditOnlineGreedy, OnlineGreedy
+from .maximization.tree_experts import PrivateTreeExperts
+from .minimization.bandit_pftal import BanditSubmodPFTAL
+from .minimization.hazan_kale import BanditHazanKale, HazanKale
+from .minimization.pftal import SubmodPFTAL
+from .oco.ftrl import PrivateFTRL
+from .oco.hedge import Hedge
+from .oco.pftal import PFTAL
+from .protocol import Learner, OnlineBase
 from .streams import (
     FunctionStream,
     IIDStream,
@@ -122,15 +75,13 @@ from .streams import (
     RecordStream,
     Stream,
     SwitchingStream,
-    as_stream,
 )
 from .synthetic import ftl_trap_stream, modular_path_stream, stochastic_stream
 
 __all__ = [
-    # shared: protocol, streams, comparators, harness
+    # shared: protocol, streams, comparator, harness
     "Learner",
     "OnlineBase",
-    "as_selection",
     "Stream",
     "FunctionStream",
     "RecordStream",
@@ -140,44 +91,25 @@ __all__ = [
     "stochastic_stream",
     "modular_path_stream",
     "ftl_trap_stream",
-    "as_stream",
     "Hindsight",
-    "RunningSum",
     "best_fixed_set",
-    "hindsight_min",
-    "hindsight_max",
-    "all_masks",
     "run",
     "Trace",
     "RegretGuarantee",
     # full-information oracles
     "PFTAL",
-    "project_box",
-    "Hedge",
-    "hedge_eta",
-    "hedge_epsilon",
-    "hedge_draw_epsilon",
-    "tight_hedge_eta",
     "PrivateFTRL",
-    "Region",
-    "as_region",
-    "kl_projection",
-    "euclidean_projection",
+    "Hedge",
     # minimization
     "SubmodPFTAL",
     "BanditSubmodPFTAL",
     "HazanKale",
     "BanditHazanKale",
-    "estimator_law",
-    "exploration_probabilities",
-    "one_point_gradient",
     # maximization
     "FIDP",
     "BanditDP",
     "NaiveBanditDP",
     "PresampledBanditDP",
-    "bandit_failure_probability",
-    "expert_regrets",
     "OnlineGreedy",
     "BanditOnlineGreedy",
     "DPMetaFrankWolfe",
@@ -186,25 +118,13 @@ __all__ = [
     "PrivateEpochGreedy",
     "PrivateExploreThenCommit",
     "BatchedPrivateBandit",
-    "batch_length",
     "PrivateTreeExperts",
-    "batch_gradient",
-    "dpmfw_paper_scale",
-    "round_point",
     # bandit convex optimization
     "PrivateBandit",
     "GarberKretzu",
     "FlaxmanKalaiMcMahan",
-    "BanditConvexLearner",
-    "ConvexLoss",
-    "LinearLoss",
-    "QuadraticLoss",
-    "CallableLoss",
-    "ConvexLossStream",
-    "LossSequence",
     "linear_losses",
     "quadratic_losses",
     "run_convex",
-    "best_fixed_point",
     "ConvexTrace",
 ]

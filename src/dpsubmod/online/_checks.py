@@ -13,9 +13,6 @@ import numpy as np
 from .._validation import check_finite, check_real, is_noise_off
 from ..errors import GroundSetMismatchError, ValidationError
 
-__all__ = ["NOISES", "check_gamma", "check_privacy_args", "clip_norm", "check_x1",
-           "resolve_gamma"]
-
 #: Noise distributions of a tree-aggregation counter over a gradient (``"l2laplace"`` is the
 #: high-dimensional Laplace of Smith and Thakurta: uniform direction, Gamma(d, b) radius; pure
 #: epsilon-DP for an l2 sensitivity).

@@ -19,9 +19,6 @@ from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
 
-__all__ = ["run_plan", "tree_event", "tree_backend", "check_backend", "is_grid_backend",
-           "check_spend", "learner_backend"]
-
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,
              backend: Any = None, rng: Any = None, delta: float | None = None,

@@ -20,8 +20,6 @@ from tqdm.auto import tqdm
 from .._rng import RNGLike, as_generator
 from ..errors import MissingDependencyError, ValidationError
 
-__all__ = ["TraceSummary", "Columns", "Progress", "prepare_player", "AUTO_PROGRESS_T"]
-
 #: ``progress=None`` shows progress for runs at least this long when stderr is a terminal.
 AUTO_PROGRESS_T = 5000
 

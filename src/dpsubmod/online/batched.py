@@ -59,8 +59,6 @@ from ._plans import check_backend, learner_backend, run_plan, tree_backend
 from .protocol import Learner
 from .tags import NOISE_BACKENDS, LearnerTags
 
-__all__ = ["BatchedPrivateBandit", "batch_length", "inner_feedback", "noise_margin"]
-
 #: The neighbouring relation of the statement.
 NEIGHBOURING = ("function streams differing in one round's function (replaced by any other; "
                 "each value is clipped to the inner learner's range, so any replacement moves "

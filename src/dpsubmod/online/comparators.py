@@ -43,24 +43,10 @@ from ..functions.base import CutForm, SetFunction
 from ..functions.combinators import Sum
 from ..functions.graph_cut import GraphCut
 from ..functions.modular import Modular
-from ..offline.greedy import greedy
-from ..offline.minimize import minimize
+from ..offline.discrete.greedy import greedy
+from ..offline.minimization.minimize import minimize
 from .protocol import Sense
 from .streams import as_stream
-
-__all__ = [
-    "Hindsight",
-    "RunningSum",
-    "best_fixed_set",
-    "hindsight_min",
-    "hindsight_max",
-    "all_masks",
-    "set_values",
-    "total_values",
-    "ENUMERATE_MAX_N",
-    "MAX_DISTINCT",
-    "METHODS",
-]
 
 #: The comparator methods of each sense (minimization, maximization).
 METHODS = {"min": ("auto", "enumerate", "min-norm-point", "maxflow"),

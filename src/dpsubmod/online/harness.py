@@ -27,8 +27,9 @@ much smaller variance: use it for rate plots.
 Memory. The stream is read as it is played: a generator is never read ahead (an endless one is
 stopped at round ``T + 1`` of the learner, with an error), and no round's function is kept. The
 trace holds a few numbers per round and the played sets as packed bits. The comparator needs
-the whole stream only through its sum, which :class:`~dpsubmod.online.RunningSum` keeps compact
-(modular functions and cuts fold into one; other functions are kept once per distinct object);
+the whole stream only through its sum, which
+:class:`~dpsubmod.online.comparators.RunningSum` keeps compact (modular functions and cuts fold
+into one; other functions are kept once per distinct object);
 the per-round comparator values :math:`f_t(S^*)` come from a second pass over a re-iterable
 :class:`~dpsubmod.online.Stream`. Only a one-shot iterator (a generator) with a comparator to
 compute makes the harness keep the functions, and then at most :data:`HISTORY_LIMIT` rounds of
@@ -65,8 +66,6 @@ from ._trace import AUTO_PROGRESS_T, Columns, Progress, TraceSummary, prepare_pl
 from .comparators import METHODS, Hindsight, RunningSum, best_fixed_set
 from .protocol import Feedback, Learner, Sense
 from .streams import Stream, as_stream
-
-__all__ = ["run", "Trace", "HISTORY_LIMIT"]
 
 #: Most rounds whose functions the harness keeps, when a one-shot iterator (read once) must be
 #: read again for the comparator.

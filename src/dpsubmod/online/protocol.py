@@ -63,9 +63,6 @@ from ..privacy.ledger import Ledger
 from ..privacy.plan import PrivacyPlan
 from .tags import Tagged
 
-__all__ = ["Learner", "OnlineBase", "RoundProtocol", "Feedback", "Sense", "Assumption",
-           "as_selection"]
-
 Feedback = Literal["full", "bandit"]
 Sense = Literal["min", "max"]
 Assumption = Literal["iid", "oblivious", "adaptive"]

@@ -36,16 +36,6 @@ from .._validation import check_int, check_real
 from ..errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ..functions.base import SetFunction
 
-__all__ = [
-    "Stream",
-    "FunctionStream",
-    "RecordStream",
-    "IIDStream",
-    "SwitchingStream",
-    "OneShotStream",
-    "as_stream",
-]
-
 
 class Stream(ABC):
     """A finite, re-iterable sequence of ``T`` set functions on ``range(n)``.

@@ -19,8 +19,6 @@ from ..functions.graph_cut import GraphCut
 from ..functions.modular import Modular
 from .streams import FunctionStream, Stream
 
-__all__ = ["stochastic_stream", "modular_path_stream", "ftl_trap_stream"]
-
 
 class _SignStream(Stream):
     """i.i.d. sign vectors; one function object per sign pattern, reused (see stochastic_stream)."""

@@ -15,10 +15,11 @@ _WHERE = {
         "ShrunkPolytope", "SphereSampler", "affine_hull", "direction_basis", "inner_ball",
         "shrink", "sphere_sampler", "vertex_simplex_ball",
     ),
-    "oracles": (
-        "Box", "InnerBall", "KnapsackPolytope", "MatroidBasePolytope", "MatroidPolytope",
-        "Polytope", "Simplex", "SubmodularBasePolytope", "as_polytope",
-    ),
+    "base": ("InnerBall", "Polytope"),
+    "explicit": ("Box", "KnapsackPolytope", "Simplex"),
+    "matroid": ("MatroidBasePolytope", "MatroidPolytope"),
+    "oracles": ("as_polytope",),
+    "submodular_base": ("SubmodularBasePolytope",),
     "projections": (
         "Region", "as_region", "euclidean_projection", "kl_projection", "project_box",
     ),

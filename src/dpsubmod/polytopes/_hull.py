@@ -9,15 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "AffineHull",
-    "coordinate_hull",
-    "hull_from_oracle",
-    "hull_from_parts",
-    "orthonormal_complement",
-    "sum_zero_basis",
-]
-
 
 @dataclass(frozen=True)
 class AffineHull:

@@ -16,8 +16,6 @@ import numpy as np
 from .._validation import check_finite, check_same_ground_set
 from ._hull import AffineHull, hull_from_oracle
 
-__all__ = ["Polytope", "InnerBall"]
-
 #: Largest ground set on which membership in a matroid or submodular base polytope is decided
 #: by enumerating all 2^n rank (or value) inequalities.
 MAX_ENUMERATION_N = 12

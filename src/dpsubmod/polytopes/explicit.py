@@ -13,8 +13,6 @@ from ..errors import ValidationError
 from ._hull import AffineHull, coordinate_hull, hull_from_parts, sum_zero_basis
 from .base import InnerBall, Polytope
 
-__all__ = ["Box", "Simplex", "KnapsackPolytope"]
-
 
 class Box(Polytope):
     """The box ``{x : lo <= x <= hi}``.

@@ -19,17 +19,6 @@ from ..errors import ParameterTypeError, ValidationError
 from ._hull import AffineHull, hull_from_oracle
 from .base import InnerBall, Polytope
 
-__all__ = [
-    "affine_hull",
-    "direction_basis",
-    "inner_ball",
-    "vertex_simplex_ball",
-    "shrink",
-    "ShrunkPolytope",
-    "SphereSampler",
-    "sphere_sampler",
-]
-
 
 def _check_polytope(p: object, caller: str) -> Polytope:
     if not isinstance(p, Polytope):

@@ -23,8 +23,6 @@ from .base import (
     top_desc,
 )
 
-__all__ = ["MatroidPolytope", "MatroidBasePolytope"]
-
 
 class _MatroidPolytopeBase(Polytope):
     nonnegative = True

@@ -25,22 +25,9 @@ from __future__ import annotations
 from ..constraints.base import Constraint, Matroid
 from ..constraints.knapsack import Knapsack
 from ..errors import ParameterTypeError
-from .base import InnerBall, Polytope
-from .explicit import Box, KnapsackPolytope, Simplex
+from .base import Polytope
+from .explicit import KnapsackPolytope
 from .matroid import MatroidBasePolytope, MatroidPolytope
-from .submodular_base import SubmodularBasePolytope
-
-__all__ = [
-    "Polytope",
-    "Box",
-    "Simplex",
-    "MatroidPolytope",
-    "MatroidBasePolytope",
-    "SubmodularBasePolytope",
-    "KnapsackPolytope",
-    "as_polytope",
-    "InnerBall",
-]
 
 
 def as_polytope(obj: object, *, base: bool = False) -> Polytope:

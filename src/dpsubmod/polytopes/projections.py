@@ -51,8 +51,6 @@ from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from .explicit import KnapsackPolytope
 from .matroid import MatroidPolytope
 
-__all__ = ["Region", "as_region", "kl_projection", "euclidean_projection", "project_box"]
-
 _FW_MAX_ITER = 200
 _FW_TOL = 1e-9
 _BISECT = 100

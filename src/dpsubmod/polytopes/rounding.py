@@ -21,14 +21,6 @@ from ..errors import ParameterTypeError, ValidationError
 from .explicit import KnapsackPolytope
 from .projections import Region, as_region
 
-__all__ = [
-    "swap_rounding",
-    "ConvexDecomposition",
-    "knapsack_rounding",
-    "threshold_rounding",
-    "round_point",
-]
-
 _WEIGHT_TOL = 1e-9
 
 

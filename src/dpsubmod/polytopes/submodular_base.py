@@ -10,8 +10,6 @@ from ..functions.base import SetFunction
 from ._hull import AffineHull, hull_from_parts, sum_zero_basis
 from .base import MAX_ENUMERATION_N, InnerBall, Polytope, cardinality_radius, order_desc
 
-__all__ = ["SubmodularBasePolytope"]
-
 
 class _CardinalityFunction(SetFunction):
     """``S -> g(|S|)`` (submodular when ``g`` is concave)."""

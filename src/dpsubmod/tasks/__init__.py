@@ -48,10 +48,9 @@ import numpy as np
 
 from ..datasets.records import RecordTable, as_table
 from ..errors import ValidationError
+from . import coverage, facility_location, feature_selection
 from ._common import INVALID_RULES, Scale, Task, owner_warnings
-from .coverage import coverage
-from .facility_location import facility_location
-from .feature_selection import MISSING, binned_columns, feature_selection
+from .feature_selection import MISSING, binned_columns
 from .release import BACKEND_GUARANTEE, ConstraintSpec, Release, build_constraint, private_select
 
 __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "RecordTable",
@@ -60,9 +59,9 @@ __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "Record
            "private_select", "Release", "BACKEND_GUARANTEE", "MISSING", "owner_warnings"]
 
 _BUILDERS: dict[str, Callable[..., Task]] = {
-    "facility-location": facility_location,
-    "feature-selection": feature_selection,
-    "coverage": coverage,
+    "facility-location": facility_location.facility_location,
+    "feature-selection": feature_selection.feature_selection,
+    "coverage": coverage.coverage,
 }
 #: The task names, in the order the command line lists them.
 TASKS = tuple(_BUILDERS)
@@ -120,8 +119,10 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
         How a CSV file of records is written (default "," and "utf-8"; a byte-order mark is
         dropped); the same in every reading mode.
     **public
-        The task's public inputs (``PUBLIC_INPUTS[task]``): see :func:`facility_location`,
-        :func:`feature_selection` and :func:`coverage` in this package.
+        The task's public inputs (``PUBLIC_INPUTS[task]``): see the builder of each task,
+        :func:`~dpsubmod.tasks.facility_location.facility_location`,
+        :func:`~dpsubmod.tasks.feature_selection.feature_selection` and
+        :func:`~dpsubmod.tasks.coverage.coverage`.
 
     Returns
     -------

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._cells import BAD_ROW_POLICY
+from ..datasets.chunks import scan_records
 from ..datasets.records import RecordTable, as_table
 from ..errors import ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
-
-__all__ = ["Task", "INVALID_RULES", "check_bounds", "check_rule", "fmt", "coordinate_columns"]
 
 #: Data-independent rules for invalid values in private rows.
 INVALID_RULES = ("clip", "drop", "impute")
@@ -229,8 +230,6 @@ class Scale:
 
     def scans(self, records: object) -> bool:
         """Whether the records are read by chunks (or by the cluster's workers) from a file."""
-        import os
-
         return self.streaming or (
             self.scheduler is not None and isinstance(records, (str, os.PathLike))
             and str(records).lower().endswith((".parquet", ".pq")))
@@ -266,8 +265,6 @@ def scale_rules(scale: Scale) -> list[str]:
 def scan(records: object, cols: Sequence[str], names: Any, scale: Scale,
          watch: Mapping[str, tuple[float, float]] | None = None) -> Any:
     """The records as a chunk source (chunked mode, or Parquet on a cluster)."""
-    from ..datasets import scan_records
-
     src = scan_records(records, list(cols), user_column=scale.user_column,
                        chunk_rows=scale.chunk_rows or 1 << 18, names=names, **scale.dialect)
     src.watch = dict(watch or {})
@@ -288,8 +285,6 @@ def pass_counts(data: Any, diagnostics: dict[str, Any]) -> None:
 
 def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
     """The records, or (chunked mode) a table of their column names only."""
-    import os
-
     if (scale.user_column is None) != (scale.max_rows_per_user is None):
         raise ValidationError("user_column and max_rows_per_user go together: which rows "
                               "belong to one person, and how many of them count.")
@@ -307,10 +302,6 @@ def records_table(records: object, names: Any, scale: Scale) -> RecordTable:
                               "file's path (in-memory records need no chunking).")
     if scale.chunk_rows is not None and scale.chunk_rows < 1:
         raise ValidationError(f"chunk_rows must be at least 1; got {scale.chunk_rows}.")
-    from pathlib import Path
-
-    from ..datasets import scan_records
-
     probe = scan_records(records, [], user_column=scale.user_column, names=names,
                          **scale.dialect)
     numeric = {c: np.zeros(0) for c in probe.names if c != scale.user_column}

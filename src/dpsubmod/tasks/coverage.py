@@ -20,8 +20,6 @@ from ._common import (
     unreadable,
 )
 
-__all__ = ["coverage"]
-
 _ALLOWED = ("clip", "drop")
 _WHY = "a coverage cell has no value to impute other than 'not covered', which 'clip' gives."
 

@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from .._lazy import lazy_module
+from ..datasets.grids import grid_candidates
 from ..datasets.records import RecordTable, as_table, public_column, read_public_csv
 from ..errors import ParameterTypeError, ValidationError
+from ..functions.facility_location import FacilityLocation
 from ._common import (
     Scale,
     Task,
@@ -25,8 +27,6 @@ from ._common import (
     statement,
     unreadable,
 )
-
-__all__ = ["facility_location"]
 
 spatial = lazy_module("scipy.spatial")
 
@@ -100,8 +100,6 @@ def _candidates(table: RecordTable, columns: Sequence[str] | None, candidates: o
 
 def _grid(grid: object, cols: tuple[str, ...], bounds: dict[str, tuple[float, float]]
           ) -> tuple[np.ndarray, str]:
-    from ..datasets import grid_candidates
-
     try:
         rows, ncols = (int(v) for v in grid)
     except (TypeError, ValueError):
@@ -266,8 +264,6 @@ def facility_location(records: object, *, columns: Sequence[str] | None = None,
                table.text_column(scale.user_column, "user_column"))
         if ids is not None:
             diagnostics["rows_without_user_id"] = int((np.char.str_len(ids) == 0).sum())
-    from ..functions import FacilityLocation
-
     f = FacilityLocation.from_chunks(
         data, C, similarity, bounds=(lo, hi), invalid=rule, user_id=ids,
         max_rows_per_user=scale.max_rows_per_user, relation=scale.relation,

@@ -11,8 +11,6 @@ from ..datasets.records import RecordTable, as_table
 from ..errors import ValidationError
 from ._common import Scale, Task, check_bounds, check_rule, coordinate_columns, fmt
 
-__all__ = ["feature_selection", "MISSING"]
-
 #: The public category code of an invalid value (and of an invalid label). Valid integer codes
 #: are renumbered ``0, 1, ...`` in increasing order first (which leaves the mutual information
 #: unchanged), so a valid code of -1 stays a class of its own.

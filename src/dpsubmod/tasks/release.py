@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_int
+from ..constraints import PartitionMatroid
 from ..errors import BudgetExceededError, ParameterTypeError, ValidationError
+from ..offline.registry import get_method, list_methods, maximize
 from ..privacy.backends import backend_chosen, choose_backend
+from ..privacy.composition import COMPOSITIONS
 from ..privacy.plan import backend_name
 from ._common import Task
-
-__all__ = ["ConstraintSpec", "build_constraint", "Release", "private_select",
-           "BACKEND_GUARANTEE"]
 
 BACKEND_GUARANTEE = {
     "secure": (
@@ -74,9 +75,6 @@ def build_constraint(task: Task, *, k: int | None = None,
     k_name : str, default="k"
         How the caller's user spells ``k`` (the command line passes ``"--k"``), for messages.
     """
-    from .._validation import check_int
-    from ..constraints import PartitionMatroid
-
     n = len(task.names)
     matroid = groups is not None or (task.groups is not None and capacities is not None)
     if k is not None and (groups is not None or capacities is not None):
@@ -166,8 +164,6 @@ class Release:
 
     def to_dict(self, version: str = "") -> dict[str, Any]:
         """What is released: selection, privacy statement and public parameters only."""
-        from ..privacy.composition import COMPOSITIONS
-
         rep, t = self.privacy, self.task
         eps, delta = self.requested
         data = {"file": t.source, "record": t.record, "columns": list(t.columns)}
@@ -272,9 +268,6 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         backend is set by ``backend=``, and the sensitivity is the task's (the release states
         it), so neither is accepted here.
     """
-    from ..offline import list_methods, maximize
-    from ..offline.registry import get_method
-
     spec = get_method(method)
     if not spec.private:
         raise ValidationError(f"method {method!r} is not private; a release needs one of: "

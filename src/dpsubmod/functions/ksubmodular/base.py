@@ -57,7 +57,6 @@ from ..._validation import check_indices, check_int
 from ...errors import ParameterTypeError, ValidationError
 from .._objective import Objective
 
-__all__ = ["KSubmodularFunction", "KSubmodularState", "as_labels", "labels_to_pairs"]
 
 def as_labels(x: object, n: int, k: int, name: str = "x", *, caller: str | None = None
               ) -> np.ndarray:

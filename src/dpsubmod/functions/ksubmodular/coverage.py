@@ -15,8 +15,6 @@ from ...errors import ParameterTypeError, SensitivityError, ValidationError
 from .._inputs import concat_ranges
 from .base import KSubmodularFunction, KSubmodularState
 
-__all__ = ["KCoverage"]
-
 _MODES = ("union", "sum")
 
 

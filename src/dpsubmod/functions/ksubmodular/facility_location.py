@@ -12,8 +12,6 @@ from ..._validation import check_finite, check_real
 from ...errors import ValidationError
 from .base import KSubmodularFunction, KSubmodularState
 
-__all__ = ["KFacilityLocation"]
-
 
 class _KFacilityState(KSubmodularState):
     """Keeps ``best[i, c]``, the best label-i similarity of client c to an opened facility."""

@@ -13,8 +13,6 @@ from ..._validation import check_finite, check_indices, check_int
 from ...errors import ParameterTypeError, ValidationError
 from .coverage import KCoverage
 
-__all__ = ["KTopicInfluence", "directed_edges", "sample_rr_incidence"]
-
 # Upper bound on the number of live-edge coins drawn at once (memory of one batch).
 _BATCH_COINS = 2_000_000
 

@@ -12,8 +12,6 @@ from ...errors import ParameterTypeError, SensitivityError, ValidationError
 from ..base import SetFunction
 from .base import KSubmodularFunction, KSubmodularState
 
-__all__ = ["PerLabelSum"]
-
 
 class _PerLabelState(KSubmodularState):
     """One incremental state per component; label ``i`` adds to component ``i`` only."""

@@ -13,8 +13,6 @@ from ...errors import ValidationError
 from .._inputs import pow2_unscale
 from .coverage import KCoverage
 
-__all__ = ["KSensorPlacement"]
-
 
 def _coverage_sets(points: np.ndarray, locations: np.ndarray, radii: np.ndarray
                    ) -> list[sp.csr_array]:

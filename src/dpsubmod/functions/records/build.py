@@ -27,8 +27,6 @@ from ...errors import ParameterTypeError, ValidationError
 from .kernels import UNITS
 from .objective import LocalBlocks, RecordObjective, prepare
 
-__all__ = ["build_record_objective", "RELATIONS", "FirstRows"]
-
 RELATIONS = ("replace-one", "add-remove")
 DEFAULT_CHUNK_ROWS = 1 << 14
 

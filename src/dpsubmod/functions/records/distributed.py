@@ -23,8 +23,6 @@ from ...errors import DPSubmodError, MissingDependencyError, ValidationError
 from .build import FirstRows
 from .objective import block_add, block_gains, block_value, init_state, prepare
 
-__all__ = ["DaskBlocks", "DistributedRunError", "connect"]
-
 
 class DistributedRunError(DPSubmodError, RuntimeError):
     """A distributed pass did not complete on every partition; nothing was released."""

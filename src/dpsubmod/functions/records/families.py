@@ -14,8 +14,6 @@ from .build import build_record_objective
 from .kernels import ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel, PublicTable
 from .objective import RecordObjective
 
-__all__ = ["facility_location_from_chunks", "coverage_from_chunks", "feature_based_from_chunks"]
-
 
 def _finite_positive(v: object, name: str, caller: str) -> float:
     return check_real(v, name, low=0.0, low_open=True, high=float(np.finfo(np.float64).max),

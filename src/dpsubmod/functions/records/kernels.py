@@ -20,9 +20,6 @@ import math
 
 import numpy as np
 
-__all__ = ["UNIT_BITS", "UNITS", "MAX_ROWS", "GaussianKernel", "DistanceKernel",
-           "CoverageKernel", "ConcaveKernel", "PublicTable"]
-
 #: Fixed-point resolution of a record's term: ``2**UNIT_BITS`` units is its largest value.
 UNIT_BITS = 24
 UNITS = float(2 ** UNIT_BITS)

@@ -20,9 +20,6 @@ from ...errors import ValidationError
 from ..base import FunctionState, SetFunction
 from .kernels import MAX_ROWS, ConcaveKernel
 
-__all__ = ["RecordObjective", "LocalBlocks", "block_gains", "block_add", "block_value",
-           "init_state", "prepare"]
-
 
 # -- block operations (module level: they run in threads or on Dask workers) ------------------
 def init_state(kernel: Any, rows: int) -> np.ndarray:

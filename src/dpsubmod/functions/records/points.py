@@ -20,8 +20,6 @@ from .build import _objective
 from .kernels import UNITS, DistanceKernel, GaussianKernel
 from .objective import LocalBlocks, RecordObjective, prepare
 
-__all__ = ["RecordFacilityLocation", "float32_scales", "FLOAT32_SCALES"]
-
 #: Public scales (bandwidth, radius, spread of the candidates around their centre) for which
 #: the float32 kernels neither overflow nor underflow; outside them ``from_records`` keeps the
 #: dense float64 matrix.

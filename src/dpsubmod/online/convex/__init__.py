@@ -12,30 +12,14 @@
   :class:`ConvexTrace`.
 """
 
-from .baselines import FlaxmanKalaiMcMahan, GarberKretzu
-from .geometry import (
-    Exploration,
-    one_point_estimates,
-    paper_noise_scale,
-    regularized_response,
-)
-from .harness import ConvexHindsight, ConvexTrace, best_fixed_point, run_convex
+from .geometry import Exploration, one_point_estimates, paper_noise_scale, regularized_response
+from .harness import ConvexHindsight, best_fixed_point
 from .learner import BanditConvexLearner
-from .loss_streams import (
-    ConvexLossStream,
-    LossSequence,
-    as_loss_stream,
-    linear_losses,
-    quadratic_losses,
-)
+from .loss_streams import ConvexLossStream, LossSequence, as_loss_stream
 from .losses import CallableLoss, ConvexLoss, LinearLoss, QuadraticLoss, sum_losses
-from .private_bandit import PrivateBandit
 
 __all__ = [
     "BanditConvexLearner",
-    "PrivateBandit",
-    "GarberKretzu",
-    "FlaxmanKalaiMcMahan",
     "Exploration",
     "one_point_estimates",
     "regularized_response",
@@ -48,10 +32,6 @@ __all__ = [
     "ConvexLossStream",
     "LossSequence",
     "as_loss_stream",
-    "linear_losses",
-    "quadratic_losses",
-    "run_convex",
     "best_fixed_point",
     "ConvexHindsight",
-    "ConvexTrace",
 ]

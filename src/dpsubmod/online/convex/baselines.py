@@ -15,7 +15,8 @@ import numpy as np
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
-from ...polytopes.oracles import Box, Polytope, Simplex
+from ...polytopes.explicit import Box, Simplex
+from ...polytopes.oracles import Polytope
 from ..tags import LearnerTags
 from .geometry import (
     Exploration,
@@ -27,8 +28,6 @@ from .geometry import (
     played_point,
 )
 from .learner import BanditConvexLearner
-
-__all__ = ["GarberKretzu", "FlaxmanKalaiMcMahan"]
 
 
 class GarberKretzu(BanditConvexLearner):

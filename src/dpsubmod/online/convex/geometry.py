@@ -25,25 +25,6 @@ from ...polytopes.oracles import Polytope
 from ...privacy.calibration import gaussian_sigma_analytic
 from .losses import ConvexLoss
 
-__all__ = [
-    "one_point_estimates",
-    "regularized_response",
-    "paper_noise_scale",
-    "node_scale",
-    "Exploration",
-    "Geometry",
-    "make_geometry",
-    "check_mode",
-    "clip_zeta",
-    "SphereStream",
-    "played_point",
-    "exploration_law",
-    "MODES",
-    "NOISES",
-    "CALIBRATIONS",
-    "FW_STEPS",
-]
-
 #: Where queries may go (see the module docstring).
 MODES = ("shrink", "extend")
 #: Tree-aggregation node noise: name -> the norm its sensitivity is measured in.

@@ -42,9 +42,6 @@ from .learner import BanditConvexLearner
 from .loss_streams import ConvexLossStream, as_loss_stream
 from .losses import ConvexLoss, LinearLoss, QuadraticLoss, sum_losses
 
-__all__ = ["ConvexHindsight", "best_fixed_point", "ConvexTrace", "run_convex",
-           "COMPARATOR_METHODS"]
-
 #: Methods of :func:`best_fixed_point`.
 COMPARATOR_METHODS = ("auto", "linear-oracle", "frank-wolfe")
 

@@ -67,8 +67,6 @@ from ..protocol import RoundProtocol
 from .geometry import Exploration
 from .losses import ConvexLoss
 
-__all__ = ["BanditConvexLearner"]
-
 
 class BanditConvexLearner(RoundProtocol):
     """Base class of bandit convex learners over a polytope (loss minimization).

@@ -21,14 +21,6 @@ from ..._validation import check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from .losses import ConvexLoss, LinearLoss, QuadraticLoss
 
-__all__ = [
-    "ConvexLossStream",
-    "LossSequence",
-    "as_loss_stream",
-    "linear_losses",
-    "quadratic_losses",
-]
-
 
 class ConvexLossStream(ABC):
     """A finite, re-iterable sequence of ``T`` convex losses on ``R^dim``.

@@ -39,8 +39,6 @@ import numpy as np
 from ..._validation import check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
-__all__ = ["ConvexLoss", "LinearLoss", "QuadraticLoss", "CallableLoss", "sum_losses"]
-
 
 def _points(x: object, dim: int, caller: str) -> tuple[np.ndarray, bool]:
     """``x`` as a float array of shape ``(m, dim)`` and whether a single point was given."""

@@ -39,8 +39,6 @@ from .geometry import (
 )
 from .learner import BanditConvexLearner
 
-__all__ = ["PrivateBandit"]
-
 
 class PrivateBandit(BanditConvexLearner):
     r"""Private projection-free bandit convex optimization: PrivateBandit, Algorithm 1 of Ene,

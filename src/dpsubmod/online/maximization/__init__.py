@@ -23,38 +23,21 @@
   adaptive adversaries.
 """
 
-from .bandit_experts import BanditDP, NaiveBanditDP, PresampledBanditDP
-from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
-from .epoch_greedy import PrivateEpochGreedy, epoch_lengths
+from .dp_meta_frank_wolfe import dpmfw_paper_scale
+from .epoch_greedy import epoch_lengths
 from .experts import CALIBRATIONS, HedgeExperts, bandit_failure_probability, expert_regrets
-from .explore_then_commit import PrivateExploreThenCommit, etc_bound
-from .fidp import FIDP
+from .explore_then_commit import etc_bound
 from .frank_wolfe import GRADIENT_METHODS, FrankWolfeLearner, batch_gradient
-from .meta_frank_wolfe import MetaFrankWolfe, PFTALMetaFrankWolfe
-from .streeter_golovin import BanditOnlineGreedy, OnlineGreedy
-from .tree_experts import PrivateTreeExperts
 
 __all__ = [
-    "FIDP",
-    "BanditDP",
-    "NaiveBanditDP",
-    "PresampledBanditDP",
     "HedgeExperts",
     "CALIBRATIONS",
     "bandit_failure_probability",
     "expert_regrets",
-    "OnlineGreedy",
-    "BanditOnlineGreedy",
-    "DPMetaFrankWolfe",
-    "MetaFrankWolfe",
-    "PFTALMetaFrankWolfe",
     "FrankWolfeLearner",
     "batch_gradient",
     "dpmfw_paper_scale",
     "GRADIENT_METHODS",
-    "PrivateEpochGreedy",
-    "PrivateTreeExperts",
-    "PrivateExploreThenCommit",
     "epoch_lengths",
     "etc_bound",
 ]

@@ -21,9 +21,6 @@ from ...constraints import Constraint, Knapsack, UniformMatroid
 from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ...offline.guarantees import max_feasible_size
 
-__all__ = ["NEIGHBOURING", "PARALLEL_RULE", "as_constraint", "constraint_ratio",
-           "expected_max_subgaussian", "check_bound"]
-
 #: The neighbouring relation of both learners' statements.
 NEIGHBOURING = ("function streams differing in one round's function (replaced by any other; "
                 "rewards are clipped to [0, bound], so any replacement moves one round's "

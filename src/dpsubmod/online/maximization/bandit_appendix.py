@@ -23,8 +23,6 @@ from ..tags import NOISE_BACKENDS, LearnerTags
 from .bandit_base import _BanditExperts
 from .experts import EXPECTED_VALUE_MAX_TUPLES
 
-__all__ = ["NaiveBanditDP", "PresampledBanditDP"]
-
 
 class NaiveBanditDP(_BanditExperts):
     r"""The direct private bandit algorithm (Perez-Salazar and Cummings 2021, Appendix B.1): the

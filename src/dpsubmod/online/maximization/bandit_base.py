@@ -56,8 +56,6 @@ from .experts import (
     weighted_values,
 )
 
-__all__: list[str] = []
-
 _EXPLORES_ALWAYS = "every round explores, so the regret is linear"
 
 

@@ -17,11 +17,8 @@ from ..._rng import RNGLike
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from ..tags import NOISE_BACKENDS, LearnerTags
-from .bandit_appendix import NaiveBanditDP, PresampledBanditDP
 from .bandit_base import _BanditExperts
 from .experts import bandit_failure_probability
-
-__all__ = ["BanditDP", "NaiveBanditDP", "PresampledBanditDP"]
 
 
 class BanditDP(_BanditExperts):

@@ -34,8 +34,6 @@ from ..tags import NOISE_BACKENDS, LearnerTags
 from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import frank_wolfe_bias, ftrl_oracle_regret, harmonic
 
-__all__ = ["DPMetaFrankWolfe", "dpmfw_paper_scale"]
-
 
 def dpmfw_paper_scale(n: int, T: int, K: int, epsilon: float, delta: float,
                       bound: float = 1.0) -> float:
@@ -69,7 +67,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
     loss sums) over a matroid or knapsack polytope, with oblivious rounding of the played point.
 
     Round ``t``: the oracles' points :math:`v_t^k = \arg\min_{x\in P}\eta\langle x,\tilde
-    L^k_{t-1}\rangle + \sum_i x_i\ln x_i` (:func:`~dpsubmod.online.kl_projection`) give the path
+    L^k_{t-1}\rangle + \sum_i x_i\ln x_i` (:func:`~dpsubmod.polytopes.kl_projection`) give the path
     :math:`x_t^{(k)}`; play a rounding of :math:`x_t = \frac1K\sum_k v_t^k`; then oracle ``k``
     receives the loss :math:`-\mathrm{clip}(\nabla f_t(x_t^{(k-1)}), 0, m_F)` (``K n``
     evaluations' worth of gradients).
@@ -132,7 +130,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
         changes), again by :meth:`reset` after play and by every clone (each a new release).
         Not allowed with ``epsilon=math.inf``.
     backend : {"numpy", "secure", "opendp"}, NoiseBackend or None, default=None
-        Noise backend of the oracles' trees (see :class:`~dpsubmod.online.oco.PrivateFTRL`):
+        Noise backend of the oracles' trees (see :class:`~dpsubmod.online.PrivateFTRL`):
         ``"secure"`` draws exact discrete node noise (through OpenDP when it is installed);
         ``"opendp"`` requires OpenDP.
         ``None`` (the default): ``"secure"`` without ``rng`` (``"numpy"`` for l2-Laplace

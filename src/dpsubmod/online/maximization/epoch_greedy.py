@@ -49,8 +49,6 @@ from ._iid import (
     expected_max_subgaussian,
 )
 
-__all__ = ["PrivateEpochGreedy", "epoch_lengths"]
-
 
 def epoch_lengths(T: int, first_epoch: int, max_epoch: int | None = None) -> list[int]:
     """Lengths of the doubling epochs of a run of ``T`` rounds, each at most ``max_epoch``

@@ -107,20 +107,6 @@ from ..oco.hedge_privacy import (
 )
 from ..protocol import Learner
 
-__all__ = [
-    "HedgeExperts",
-    "CALIBRATIONS",
-    "REWARD_UNITS",
-    "EXPECTED_VALUE_MAX_TUPLES",
-    "bandit_failure_probability",
-    "expert_regrets",
-    "clip01",
-    "tuples_of",
-    "tuple_probabilities",
-    "masks_of",
-    "weighted_values",
-]
-
 #: Learning-rate calibrations: ``"tight"`` (the largest rate whose composed guarantee, under the
 #: learner's ``composition``, meets the budget) or ``"paper"`` (the paper's formulas).
 CALIBRATIONS = ("tight", "paper")

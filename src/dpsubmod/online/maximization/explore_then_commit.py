@@ -53,8 +53,6 @@ from ._iid import (
     expected_max_subgaussian,
 )
 
-__all__ = ["PrivateExploreThenCommit", "etc_bound", "default_m", "halving_phases"]
-
 SCHEDULES = ("halving", "uniform")
 
 

@@ -30,8 +30,6 @@ from .experts import (
     weighted_values,
 )
 
-__all__ = ["FIDP"]
-
 
 class FIDP(HedgeExperts):
     r"""Private online submodular maximization with full information (Perez-Salazar and Cummings
@@ -82,7 +80,7 @@ class FIDP(HedgeExperts):
         ``epsilon`` at these sizes; refused where it composes to more than ``epsilon`` (it needs
         :math:`\varepsilon e^{2\eta} \le 4\ln(k/\delta)`).
     composition : {"auto", "paper", "basic", "advanced", "kov", "zcdp"}, default="auto"
-        How the statement composes the draws (:func:`~dpsubmod.online.hedge_epsilon`).
+        How the statement composes the draws (:func:`~dpsubmod.online.oco.hedge_epsilon`).
     distinct : bool, default=True
         Draw the experts in order, each restricted to the elements the earlier ones did not draw
         (not in the paper). The privacy is unchanged (each draw is the same exponential

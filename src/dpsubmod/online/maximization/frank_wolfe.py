@@ -30,8 +30,6 @@ from ...polytopes.rounding import round_point
 from ..protocol import Learner
 from .fw_bounds import frank_wolfe_bias
 
-__all__ = ["FrankWolfeLearner", "batch_gradient", "GRADIENT_METHODS", "NEIGHBOURING"]
-
 #: Gradient methods accepted (passed to :func:`~dpsubmod.extensions.multilinear_gradients`).
 GRADIENT_METHODS = ("auto", "exact", "sampling")
 

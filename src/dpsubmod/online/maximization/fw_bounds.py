@@ -31,16 +31,6 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "frank_wolfe_bias",
-    "ftrl_oracle_regret",
-    "ogd_oracle_regret",
-    "pftal_copies_bound",
-    "best_pftal_copies",
-    "harmonic",
-    "noise_sensitivity",
-]
-
 
 def harmonic(n: int) -> float:
     """:math:`H_n = \\sum_{i \\le n} 1/i` (the expected maximum of ``n`` unit exponentials)."""

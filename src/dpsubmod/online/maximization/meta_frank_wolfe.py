@@ -63,15 +63,13 @@ from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
-from ...polytopes.rounding import round_point
 from ...privacy.composition import even_share
 from ...privacy.plan import PrivacyPlan
 from .._plans import check_backend, learner_backend, run_plan
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from ..tags import NOISE_BACKENDS, LearnerTags
-from .dp_meta_frank_wolfe import DPMetaFrankWolfe, dpmfw_paper_scale
-from .frank_wolfe import GRADIENT_METHODS, NEIGHBOURING, FrankWolfeLearner, batch_gradient
+from .frank_wolfe import NEIGHBOURING, FrankWolfeLearner
 from .fw_bounds import (
     best_pftal_copies,
     frank_wolfe_bias,
@@ -83,16 +81,6 @@ from .fw_bounds import (
 
 #: The node noises of the PFTAL copies (Gaussian would need a delta and a bound of its own).
 _COPY_NOISES = ("l2laplace", "laplace")
-
-__all__ = [
-    "DPMetaFrankWolfe",
-    "MetaFrankWolfe",
-    "PFTALMetaFrankWolfe",
-    "round_point",
-    "batch_gradient",
-    "dpmfw_paper_scale",
-    "GRADIENT_METHODS",
-]
 
 
 class MetaFrankWolfe(FrankWolfeLearner):

@@ -33,8 +33,6 @@ from ..tags import LearnerTags
 from .bandit_appendix import NaiveBanditDP
 from .fidp import FIDP
 
-__all__ = ["OnlineGreedy", "BanditOnlineGreedy"]
-
 
 class OnlineGreedy(FIDP):
     r"""Online greedy with full information (Streeter and Golovin 2008); **not private**.

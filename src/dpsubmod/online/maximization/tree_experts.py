@@ -91,8 +91,6 @@ from .experts import (
     weighted_values,
 )
 
-__all__ = ["PrivateTreeExperts", "TREE_EXPERTS_NOISES"]
-
 #: Node-noise families of :class:`PrivateTreeExperts`.
 TREE_EXPERTS_NOISES = ("gaussian", "laplace")
 

@@ -10,8 +10,6 @@
   distribution and the one-point estimator of the bandit learners.
 """
 
-from .bandit_pftal import BanditSubmodPFTAL
-from .hazan_kale import BanditHazanKale, HazanKale
 from .onepoint import (
     EstimatorOutcome,
     chain_order,
@@ -23,13 +21,9 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import CALIBRATIONS, SubmodPFTAL
+from .pftal import CALIBRATIONS
 
 __all__ = [
-    "SubmodPFTAL",
-    "BanditSubmodPFTAL",
-    "HazanKale",
-    "BanditHazanKale",
     "CALIBRATIONS",
     "chain_order",
     "chain_weights",

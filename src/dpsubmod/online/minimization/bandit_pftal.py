@@ -39,8 +39,6 @@ from .onepoint import (
 )
 from .pftal import _SubmodBase
 
-__all__ = ["BanditSubmodPFTAL"]
-
 
 class BanditSubmodPFTAL(_SubmodBase):
     r"""Private online submodular minimization with bandit feedback (Cardoso and Cummings 2018,

@@ -26,18 +26,6 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "submod_pftal_terms",
-    "submod_pftal_bound",
-    "best_submod_pftal_H",
-    "noise_scaled_H",
-    "bandit_pftal_bound",
-    "best_bandit_pftal",
-    "hazan_kale_bound",
-    "bandit_hazan_kale_bound",
-    "COST_UNITS",
-]
-
 #: What the minimization bounds measure (``M`` filled in by the learner).
 COST_UNITS = "regret of costs f_t in [-M, M], M = {M:g}"
 

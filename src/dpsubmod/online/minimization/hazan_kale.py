@@ -54,8 +54,6 @@ from .onepoint import (
     sample_index,
 )
 
-__all__ = ["HazanKale", "BanditHazanKale"]
-
 
 def _descend(x: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
     """The projected step ``clip(x - eta g, 0, 1)``.

@@ -44,18 +44,6 @@ import numpy as np
 
 from ...functions.base import SetFunction
 
-__all__ = [
-    "chain_order",
-    "chain_weights",
-    "chain_values",
-    "chain_subgradient",
-    "exploration_probabilities",
-    "sample_index",
-    "one_point_gradient",
-    "estimator_law",
-    "EstimatorOutcome",
-]
-
 
 def chain_order(x: np.ndarray) -> np.ndarray:
     """Elements of ``x`` in decreasing order of coordinate, ties by increasing index."""

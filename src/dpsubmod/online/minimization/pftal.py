@@ -113,8 +113,6 @@ from ..tags import NOISE_BACKENDS, LearnerTags
 from .bounds import COST_UNITS, noise_scaled_H, submod_pftal_bound
 from .onepoint import chain_order, chain_subgradient, chain_values, chain_weights
 
-__all__ = ["SubmodPFTAL", "CALIBRATIONS"]
-
 #: Valid ``calibration`` values of the learners.
 CALIBRATIONS = {
     "SubmodPFTAL": ("sound", "conservative", "paper"),

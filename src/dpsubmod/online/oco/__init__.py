@@ -10,8 +10,8 @@
   :class:`~dpsubmod.online.FIDP` and the bandit experts.
 """
 
-from .ftrl import FTRL_NOISES, PrivateFTRL, check_ftrl_privacy, ftrl_plan
-from .hedge import Hedge
+from .._checks import NOISES
+from .ftrl import FTRL_NOISES, check_ftrl_privacy, ftrl_plan
 from .hedge_privacy import (
     HEDGE_COMPOSITIONS,
     hedge_draw_epsilon,
@@ -19,17 +19,12 @@ from .hedge_privacy import (
     hedge_eta,
     tight_hedge_eta,
 )
-from .pftal import NOISES, PFTAL, project_box
 
 __all__ = [
-    "PFTAL",
-    "project_box",
     "NOISES",
-    "PrivateFTRL",
     "FTRL_NOISES",
     "ftrl_plan",
     "check_ftrl_privacy",
-    "Hedge",
     "hedge_eta",
     "hedge_epsilon",
     "hedge_draw_epsilon",

@@ -58,8 +58,6 @@ from .._plans import check_backend, check_spend, learner_backend, run_plan, tree
 from ..protocol import OnlineBase
 from ..tags import NOISE_BACKENDS, LearnerTags
 
-__all__ = ["PrivateFTRL", "FTRL_NOISES", "ftrl_plan", "check_ftrl_privacy"]
-
 #: Node-noise families of :class:`PrivateFTRL`.
 FTRL_NOISES = ("laplace", "gaussian")
 

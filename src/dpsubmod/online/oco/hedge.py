@@ -41,8 +41,6 @@ from .hedge_privacy import (
     hedge_draw_epsilon,
 )
 
-__all__ = ["Hedge", "clip_gains"]
-
 
 def clip_gains(g: np.ndarray) -> np.ndarray:
     """Gains enter the weights only through this clip to ``[0, 1]``: the score sensitivity is 1,

@@ -71,20 +71,6 @@ from ...privacy.backends import NoiseBackend, resolve_backend
 from ...privacy.calibration import exponential_mechanism_epsilon
 from ...privacy.composition import compose_epsilon, split_budget
 
-__all__ = [
-    "hedge_eta",
-    "hedge_draw_epsilon",
-    "hedge_epsilon",
-    "tight_hedge_eta",
-    "HEDGE_COMPOSITIONS",
-    "PAPER_RULE",
-    "BACKENDS",
-    "backend_sensitivity",
-    "paper_epsilon",
-    "check_backend_param",
-    "check_eta",
-]
-
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
 #: Cummings (advanced composition per expert at ``delta / experts``, basic composition over the
 #: experts); the others are the rules of :mod:`dpsubmod.privacy.composition` applied to all draws

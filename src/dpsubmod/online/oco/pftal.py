@@ -51,12 +51,10 @@ from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthEr
 from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
-from .._checks import NOISES, check_privacy_args, clip_norm
+from .._checks import check_privacy_args, clip_norm
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
 from ..tags import NOISE_BACKENDS, LearnerTags
-
-__all__ = ["PFTAL", "project_box", "NOISES"]
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 
