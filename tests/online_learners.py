@@ -45,7 +45,7 @@ FACTORIES = {
     "BanditDP": lambda: BanditDP(N, T, 2, epsilon=1.0, delta=1e-6, gamma=0.3, eta=0.1, rng=0),
     "BatchedPrivateBandit": lambda: BatchedPrivateBandit(BanditOnlineGreedy(N, T, 2, rng=0),
                                                          epsilon=1.0, batch=2, rng=0),
-    "BanditHazanKale": lambda: BanditHazanKale(N, T, M=1.0, rng=0),
+    "BanditHazanKale": lambda: BanditHazanKale(N, T, M=1.0, gamma=0.5, rng=0),
     "BanditOnlineGreedy": lambda: BanditOnlineGreedy(N, T, 2, rng=0),
     "BanditSubmodPFTAL": lambda: BanditSubmodPFTAL(N, T, M=1.0, epsilon=0.7, gamma=0.5, rng=0),
     "DPMetaFrankWolfe": lambda: DPMetaFrankWolfe(N, T, 2, epsilon=1.0, K=2, rng=0),

@@ -19,19 +19,22 @@ from dpsubmod import maximize
 from dpsubmod.constraints import UniformMatroid
 from dpsubmod.functions import Coverage, FacilityLocation
 from dpsubmod.functions.ksubmodular import KFacilityLocation
-from dpsubmod.offline import _continuous_greedy_calibration as cgc
-from dpsubmod.offline import _ksubmodular_exact as kse
-from dpsubmod.offline import continuous_greedy as cg
-from dpsubmod.offline import ksubmodular as ks
+from dpsubmod.offline.continuous import _greedy_calibration as cgc
+from dpsubmod.offline.continuous import continuous_greedy as cg
+from dpsubmod.offline.discrete import private_greedy as pg
+from dpsubmod.offline.ksubmodular import _exact as kse
+from dpsubmod.offline.ksubmodular import methods as ks
 from dpsubmod.online import (
     FIDP,
     BanditDP,
     DPMetaFrankWolfe,
+    Hedge,
     NaiveBanditDP,
     PresampledBanditDP,
     PrivateEpochGreedy,
+    PrivateFTRL,
 )
-from dpsubmod.online.oco import Hedge, PrivateFTRL, hedge_epsilon, tight_hedge_eta
+from dpsubmod.online.oco import hedge_epsilon, tight_hedge_eta
 from dpsubmod.privacy import composition as comp
 from dpsubmod.privacy.composition import (
     AUTO_MIN_GAIN,
@@ -44,7 +47,6 @@ from dpsubmod.privacy.events import PrivacyEvent
 from dpsubmod.privacy.ledger import Ledger
 
 SRC = Path(dpsubmod.__file__).parent
-pg = importlib.import_module("dpsubmod.offline.private_greedy")  # the module, not the function
 
 
 def facility() -> FacilityLocation:
@@ -151,25 +153,25 @@ CASES = {
         lambda: Ledger([PrivacyEvent.pure("m", 0.1, count=10)]).report(delta=1e-6),
     "dpsubmod.online.oco.hedge_privacy.hedge_epsilon": lambda: hedge_epsilon(0.01, 100, 1e-6),
     "dpsubmod.online.oco.hedge_privacy.tight_hedge_eta": lambda: tight_hedge_eta(1.0, 1e-6, 100),
-    "dpsubmod.offline.private_greedy.private_greedy":
+    "dpsubmod.offline.discrete.private_greedy.private_greedy":
         lambda: pg.private_greedy(facility(), 2, epsilon=1.0, delta=1e-6, rng=0),
-    "dpsubmod.offline.private_greedy.private_stochastic_greedy":
+    "dpsubmod.offline.discrete.private_greedy.private_stochastic_greedy":
         lambda: pg.private_stochastic_greedy(facility(), 2, epsilon=1.0, delta=1e-6, rng=0),
-    "dpsubmod.offline.continuous_greedy.private_continuous_greedy":
+    "dpsubmod.offline.continuous.continuous_greedy.private_continuous_greedy":
         lambda: cg.private_continuous_greedy(coverage(), 2, epsilon=1.0, delta=1e-6, rng=0),
-    "dpsubmod.offline.continuous_greedy.private_continuous_greedy_layers":
+    "dpsubmod.offline.continuous.continuous_greedy.private_continuous_greedy_layers":
         lambda: cg.private_continuous_greedy_layers(coverage(), 2, epsilon=2.0, steps=2,
                                                     delta=1e-6, rng=0),
-    "dpsubmod.offline._continuous_greedy_calibration.continuous_greedy_calibration":
+    "dpsubmod.offline.continuous._greedy_calibration.continuous_greedy_calibration":
         lambda: cgc.continuous_greedy_calibration(1.0, 1e-6, steps=3, rank=2,
                                                   gradient_sensitivity=1.0),
-    "dpsubmod.offline.ksubmodular.ks_private":
+    "dpsubmod.offline.ksubmodular.methods.ks_private":
         lambda: ks.ks_private(kfacility(), 2, epsilon=1.0, delta=1e-6, sensitivity=0.1,
                               rng=0),
-    "dpsubmod.offline.ksubmodular.ks_private_sampled":
+    "dpsubmod.offline.ksubmodular.methods.ks_private_sampled":
         lambda: ks.ks_private_sampled(kfacility(), 2, epsilon=1.0, delta=1e-6, sensitivity=0.1,
                                       rng=0),
-    "dpsubmod.offline._ksubmodular_exact.ks_private_output_distribution":
+    "dpsubmod.offline.ksubmodular._exact.ks_private_output_distribution":
         lambda: kse.ks_private_output_distribution(kfacility(), UniformMatroid(4, 2),
                                                    epsilon=1.0, delta=1e-6, sensitivity=0.1),
     "dpsubmod.online.maximization.fidp.FIDP":
@@ -231,7 +233,7 @@ def _auto_users() -> set[str]:
 
 def test_the_enumeration_finds_the_known_users():
     users = _auto_users()
-    assert {"dpsubmod.offline.private_greedy.private_greedy",
+    assert {"dpsubmod.offline.discrete.private_greedy.private_greedy",
             "dpsubmod.online.maximization.fidp.FIDP",
             "dpsubmod.online.maximization.epoch_greedy"} <= users
     assert users - ABSTRACT == set(CASES), "list every new user of 'auto' in CASES"

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Selection"]
-
 
 class Selection(tuple):
     """A sorted tuple of indices that carries the boolean mask it was built from.

@@ -34,9 +34,6 @@ from ..errors import BudgetFileError, DPSubmodError, ValidationError
 from .budget import Budget
 from .events import PrivacyEvent
 
-__all__ = ["FORMAT", "VERSION", "Damaged", "Modified", "canonical_digest", "chain", "decode",
-           "check_dataset", "check_document", "error", "upgrade_v1"]
-
 FORMAT = "dpsubmod-budget"
 VERSION = 2
 #: The fields of one release, with the JSON types they hold.

@@ -4,8 +4,6 @@ Kept apart from :mod:`dpsubmod.privacy.filters` (which needs scipy for the zCDP 
 that a command line can list the choices without loading the filters.
 """
 
-__all__ = ["FILTERS"]
-
 #: Adaptive rules a Budget may use, with the reference printed in its statements.
 FILTERS: dict[str, str] = {
     "basic": "basic composition as a privacy filter (Rogers, Roth, Ullman & Vadhan 2016)",
