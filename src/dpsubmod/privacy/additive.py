@@ -34,7 +34,7 @@ from .calibration import (
     gaussian_sigma_zcdp,
 )
 from .events import PrivacyEvent, rho_pure
-from .mechanisms import Mechanism
+from .mechanisms import PreparedMechanism
 
 __all__ = ["Laplace", "Gaussian", "L2Laplace", "laplace", "gaussian", "l2_laplace"]
 
@@ -58,7 +58,7 @@ def _dim(value: object, caller: str) -> int:
                      fix="Pass the number of coordinates of the released value.")
 
 
-class _Additive(Mechanism):
+class _Additive(PreparedMechanism):
     """Shared input and output of the additive mechanisms: finite values of ``dim``
     coordinates in; the same shape out (a float for a scalar)."""
 

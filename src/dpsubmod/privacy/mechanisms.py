@@ -193,6 +193,7 @@ class Mechanism(ABC):
         """The event of one release at input distance ``d_in`` (another than declared)."""
 
     # -- releasing ------------------------------------------------------------------------------
+    @abstractmethod
     def release(self, data: Any, *, budget: Any = None) -> Any:
         """Charge :meth:`privacy_map`'s event to ``budget``, then draw.
 
@@ -210,19 +211,33 @@ class Mechanism(ABC):
         object
             The release (see the subclass).
         """
+
+
+class PreparedMechanism(Mechanism):
+    """A mechanism whose release is one prepared draw: check the data, prepare the draw
+    (whatever the engine can refuse, it refuses here), charge, draw.
+
+    The additive and selection mechanisms release this way; those whose release draws in
+    several steps (tree aggregation, Hedge's rows, the product-base sampler) write their own
+    :meth:`release` on the same order: budget checked, data checked, charge, draw.
+    """
+
+    def release(self, data: Any, *, budget: Any = None) -> Any:
         _check_budget(budget, self._caller)
         x = self._input(data)
         draw = self._prepare(x)
         _charge(budget, self._caller, lambda: self._event(draw.engine))
         return self._output(draw(), x)
 
+    release.__doc__ = Mechanism.release.__doc__
+
+    @abstractmethod
     def _input(self, data: Any) -> Any:
         """The data, checked (a refusal names the user's argument)."""
-        raise NotImplementedError  # defined by every mechanism that releases through here
 
+    @abstractmethod
     def _prepare(self, x: Any) -> Release:
         """The draw, built and checked but not run."""
-        raise NotImplementedError
 
     def _output(self, out: Any, x: Any) -> Any:
         return out

@@ -8,6 +8,7 @@ Conventions and references: :mod:`dpsubmod.privacy.mechanisms`.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from ._inputs import (
 from ._noise_backend import Release
 from .backends import NoiseBackend, resolve_backend
 from .events import PrivacyEvent, rho_exponential, rho_pure
-from .mechanisms import Mechanism
+from .mechanisms import PreparedMechanism
 
 __all__ = [
     "ExponentialMechanism",
@@ -51,7 +52,7 @@ def _sensitivity_name(kind: str) -> str:
     return "range_sensitivity" if kind == "range" else "sensitivity"
 
 
-class _Selection(Mechanism):
+class _Selection(PreparedMechanism):
     """Shared parameters of the selection mechanisms: epsilon, the sensitivity (its kind and the
     factor ``c`` with range ``c * sensitivity``), the clip range and the backend."""
 
@@ -76,17 +77,17 @@ class _Selection(Mechanism):
         backend's grid (exact output distributions are computed from these)."""
         return self._backend.quantize_scores(self._input(scores), sensitivity=self._sens)
 
+    @abstractmethod
     def _calibrate(self, unit: float) -> float:
         """The noise parameter from ``c`` times the effective sensitivity."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _epsilon_at(self, unit: float) -> float:
         """The privacy map: epsilon from ``c`` times an effective sensitivity."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _params(self) -> dict[str, Any]:
         """The noise parameter and the options the event's note states."""
-        raise NotImplementedError
 
     def _pure_event(self, eps: float, engine: str, sens: float) -> PrivacyEvent:
         rho = rho_exponential(eps) if self.mechanism == "exponential_mechanism" else rho_pure(eps)
