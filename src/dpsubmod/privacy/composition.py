@@ -53,8 +53,7 @@ from .._lazy import lazy_module
 from .._validation import check_delta, check_int
 from ..errors import ParameterTypeError, ValidationError
 from .events import PrivacyEvent, check_epsilon_finite, rho_exponential
-from .exact import float_down, float_up
-from .filters import exact_sum
+from .exact import exact_sum, float_down, float_up
 from .kov import KOV_MAX_USES, drift, kov_epsilon_rr, kov_rr_target
 from .pld import PLDNotApplicable, pld_epsilon
 from .zcdp import zcdp_to_dp
@@ -155,7 +154,6 @@ class _Summary:
     eps_sum: float
     delta_sum: float
     eps_root: float
-    drift: float
     eps_max: float
     delta_max: float
     rho: float | None
@@ -165,7 +163,7 @@ class _Summary:
     def of(cls, events: Iterable[PrivacyEvent]) -> _Summary:
         ev = list(events)
         if not ev:
-            return cls(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            return cls(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         c = [e.count for e in ev]
         eps = [e.epsilon for e in ev]
         zc = [e.zcdp for e in ev]
@@ -175,12 +173,16 @@ class _Summary:
             eps_sum=_sum_up(c, eps),
             delta_sum=min(_sum_up(c, [e.delta for e in ev]), 1.0),
             eps_root=_root_sum_squares(c, eps),
-            drift=math.fsum(n * drift(x) for n, x in zip(c, eps)),
             eps_max=max(eps),
             delta_max=max(e.delta for e in ev),
             rho=rho,
             events=tuple(ev),
         )
+
+    def drift_term(self) -> float:
+        """``sum n eps (e^eps - 1)``, the drift term of advanced composition (computed only
+        when that rule is tried)."""
+        return math.fsum(e.count * drift(e.epsilon) for e in self.events)
 
 
 def _sum_up(counts: list[int], values: list[float]) -> float:
@@ -218,7 +220,7 @@ def _advanced(s: _Summary, target: float) -> tuple[float, float]:
     if s.uses == 0:
         return 0.0, target
     # Rounded up: at tiny epsilons the drift (about eps^2) underflows beside the root term.
-    eps = math.sqrt(2.0 * -math.log(slack)) * s.eps_root + s.drift
+    eps = math.sqrt(2.0 * -math.log(slack)) * s.eps_root + s.drift_term()
     return math.nextafter(eps, math.inf), target
 
 
@@ -311,9 +313,14 @@ def compose(events: Iterable[PrivacyEvent], delta: float | None = None,
     MissingDependencyError
         For ``"pld"`` without dp-accounting (the ``[pld]`` extra).
     """
-    s = _Summary.of(events)
-    target = s.delta_sum if delta is None else check_delta(delta, caller=caller)
-    composition = check_composition(composition, caller)
+    delta = None if delta is None else check_delta(delta, caller=caller)
+    return _compose(_Summary.of(events), delta, check_composition(composition, caller), caller)
+
+
+def _compose(s: _Summary, delta: float | None, composition: str,
+             caller: str) -> tuple[float, float, str]:
+    """:func:`compose` of summarised events, with ``delta`` and ``composition`` validated."""
+    target = s.delta_sum if delta is None else delta
     found: list[tuple[float, float, str]] = []
     if composition == "auto":
         reasons = []
@@ -449,11 +456,15 @@ def split_budget(epsilon: float, delta: float, steps: int, *, composition: str =
     >>> round(compose_epsilon(s.epsilon_step, 100, 1e-6, composition="advanced"), 9)
     1.0
     """
-    total = check_epsilon_finite(epsilon, caller=caller)
-    d = check_delta(delta, caller=caller)
-    steps = check_int(steps, "steps", low=1, caller=caller)
-    composition = check_composition(composition, caller)
-    bounded_range = _bool(bounded_range, caller)
+    return _split(check_epsilon_finite(epsilon, caller=caller), check_delta(delta, caller=caller),
+                  check_int(steps, "steps", low=1, caller=caller),
+                  check_composition(composition, caller), _bool(bounded_range, caller), caller)
+
+
+def _split(total: float, d: float, steps: int, composition: str, bounded_range: bool,
+           caller: str) -> Split:
+    """:func:`split_budget` of validated arguments: a method calls it with the values its
+    public entry validated."""
     if composition not in ("basic", "auto") and d == 0.0:
         raise ValidationError(
             f"composition={composition!r} in {caller} needs delta > 0 (it trades delta for "

@@ -133,6 +133,31 @@ class PrivacyEvent:
         if self.law is not None:
             object.__setattr__(self, "law", self._check_law(self.law))
 
+    @classmethod
+    def _trusted(cls, mechanism: str, epsilon: float, delta: float = 0.0,
+                 rho: float | None = None, count: int = 1, note: str = "",
+                 law: tuple[str, float] | None = None, backend: str = "",
+                 engine: str = "") -> PrivacyEvent:
+        """An event from values the library computed from already validated parameters.
+
+        Validation happens once, at the public boundary (a user's arguments, a budget file);
+        an event a mechanism derives from its own validated parameters is not checked again.
+        """
+        self = object.__new__(cls)
+        for name, value in (("mechanism", mechanism), ("epsilon", float(epsilon)),
+                            ("delta", float(delta)),
+                            ("rho", None if rho is None else float(rho)),
+                            ("count", int(count)), ("note", note), ("law", law),
+                            ("backend", backend), ("engine", engine)):
+            object.__setattr__(self, name, value)
+        return self
+
+    def _times(self, n: int) -> PrivacyEvent:
+        """This event repeated ``n`` times (a plan's ``n`` uses of one mechanism)."""
+        return PrivacyEvent._trusted(self.mechanism, self.epsilon, self.delta, self.rho,
+                                     self.count * n, self.note, self.law, self.backend,
+                                     self.engine)
+
     def _check_law(self, law: object) -> tuple[str, float]:
         try:
             name, ratio = law  # type: ignore[misc]

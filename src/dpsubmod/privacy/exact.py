@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import secrets
 import sys
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -29,6 +30,7 @@ from ..errors import ValidationError
 
 __all__ = [
     "bernoulli",
+    "exact_sum",
     "bernoulli_exp",
     "geometric_exp",
     "discrete_laplace",
@@ -217,6 +219,11 @@ def sqrt_up(d: int) -> Fraction:
     if r * r == d:
         return Fraction(r)
     return Fraction(math.isqrt(d << 80) + 1, 1 << 40)
+
+
+def exact_sum(counts: Iterable[int], values: Iterable[float]) -> Fraction:
+    """``sum n_i x_i`` exactly, over the rationals the floats stand for (finite values only)."""
+    return sum((Fraction(n) * Fraction(x) for n, x in zip(counts, values)), Fraction(0))
 
 
 def float_up(x: Fraction) -> float:

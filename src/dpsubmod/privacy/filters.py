@@ -47,7 +47,7 @@ from .events import PrivacyEvent
 from .exact import float_down, float_up
 from .zcdp import rho_for_target, zcdp_to_dp
 
-__all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack", "exact_sum"]
+__all__ = ["FILTERS", "FilterLevel", "ExactSums", "filter_level", "default_slack"]
 
 
 #: Relative inflation of a level computed in floating point (logarithms, square roots, a few
@@ -95,11 +95,6 @@ class FilterLevel:
     rho: float | None
     why: str
     remaining_epsilon: float
-
-
-def exact_sum(counts: Iterable[int], values: Iterable[float]) -> Fraction:
-    """``sum n_i x_i`` exactly, over the rationals the floats stand for (finite values only)."""
-    return sum((Fraction(n) * Fraction(x) for n, x in zip(counts, values)), Fraction(0))
 
 
 def _outward(level: float) -> float:

@@ -83,9 +83,9 @@ class PrivacyReport:
         """
         backends = {e.backend for e in self.events}
         engines = {e.engine for e in self.events}
-        return PrivacyEvent(label, self.epsilon, self.delta, self.rho, 1, note,
-                            backend=backends.pop() if len(backends) == 1 else "",
-                            engine=engines.pop() if len(engines) == 1 else "")
+        return PrivacyEvent._trusted(label, self.epsilon, self.delta, self.rho, 1, note,
+                                     backend=backends.pop() if len(backends) == 1 else "",
+                                     engine=engines.pop() if len(engines) == 1 else "")
 
     def _uses_text(self) -> str:
         groups: dict[tuple, int] = {}

@@ -164,11 +164,20 @@ class Mechanism(ABC):
             the same noise gives at that distance.
         """
         if d_in is None:
-            return self._event(self._backend.engine)
+            return self._charged(self._backend.engine)
         d = _sensitivity(d_in, f"{type(self).__name__}.privacy_map", "d_in")
         if d == self._sens:
-            return self._event(self._backend.engine)
+            return self._charged(self._backend.engine)
         return self._event_at(d)
+
+    def _charged(self, engine: str) -> PrivacyEvent:
+        """The event a release drawn by ``engine`` charges, built once per engine: it depends
+        only on the parameters validated at construction."""
+        cache = self.__dict__.setdefault("_charged_events", {})
+        event = cache.get(engine)
+        if event is None:
+            event = cache[engine] = self._event(engine)
+        return event
 
     def _effective(self, d_in: float | None = None) -> float:
         """The sensitivity the backend's noise meets for input distance ``d_in`` (on a grid
@@ -226,7 +235,7 @@ class PreparedMechanism(Mechanism):
         _check_budget(budget, self._caller)
         x = self._input(data)
         draw = self._prepare(x)
-        _charge(budget, self._caller, lambda: self._event(draw.engine))
+        _charge(budget, self._caller, lambda: self._charged(draw.engine))
         return self._output(draw(), x)
 
     release.__doc__ = Mechanism.release.__doc__

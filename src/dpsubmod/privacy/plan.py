@@ -26,7 +26,7 @@ from ..errors import DPSubmodError
 from . import opendp_engine
 from ._noise_backend import NoiseBackend
 from .backends import NumpyBackend
-from .composition import compose
+from .composition import _compose, _Summary, check_composition
 from .events import PrivacyEvent
 from .ledger import RULE_TEXT, Ledger, PrivacyReport, as_events, charge, fmt
 from .secure import python_engine_name
@@ -134,6 +134,8 @@ class PrivacyPlan:
     engine: str | None = None
 
     def __post_init__(self) -> None:
+        if self.guarantee is None:  # composed by report(), which trusts the rule's name
+            check_composition(self.composition, self.label)
         name = backend_name(self.backend)
         if self.engine is None and getattr(name, "engine", None) is not None:
             object.__setattr__(self, "engine", name.engine)
@@ -142,12 +144,11 @@ class PrivacyPlan:
     def report(self) -> PrivacyReport:
         """The call's a-priori guarantee (computed from the plan alone)."""
         if self.guarantee is not None:
-            eps, dlt = self.guarantee
-            used = self.composition
+            (eps, dlt), used, rho = self.guarantee, self.composition, None
         else:
-            eps, dlt, used = compose(self.events, self.delta, self.composition,
-                                     caller=self.label)
-        rho = Ledger(self.events).rho if self.guarantee is None else None
+            summary = _Summary.of(self.events)
+            eps, dlt, used = _compose(summary, self.delta, self.composition, self.label)
+            rho = summary.rho
         engine = self.engine if self.engine is not None else backend_engine(self.backend)
         return PrivacyReport(epsilon=float(eps), delta=float(dlt), composition=used,
                              backend=self.backend, events=tuple(self.events), rho=rho,

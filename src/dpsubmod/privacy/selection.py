@@ -91,9 +91,10 @@ class _Selection(PreparedMechanism):
 
     def _pure_event(self, eps: float, engine: str, sens: float) -> PrivacyEvent:
         rho = rho_exponential(eps) if self.mechanism == "exponential_mechanism" else rho_pure(eps)
-        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho,
-                            note=_note(self._backend, sens, 1, engine, **self._params()),
-                            **self._fields(engine))
+        return PrivacyEvent._trusted(self.mechanism, eps, 0.0, rho,
+                                     note=_note(self._backend, sens, 1, engine,
+                                                **self._params()),
+                                     **self._fields(engine))
 
     def _event(self, engine: str) -> PrivacyEvent:
         return self._pure_event(self._eps, engine, self._sens)

@@ -105,8 +105,8 @@ class ExponentialWeights(Mechanism):
                                self._backend.engine)
 
     def _row_event(self, eps: float, engine: str) -> PrivacyEvent:
-        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho_exponential(eps), count=self._rows,
-                            **self._fields(engine))
+        return PrivacyEvent._trusted(self.mechanism, eps, 0.0, rho_exponential(eps), self._rows,
+                                     **self._fields(engine))
 
     def _input(self, scores: Any) -> np.ndarray:
         G = np.asarray(scores, dtype=np.float64)
