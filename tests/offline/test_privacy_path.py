@@ -5,12 +5,10 @@ private method of the registry (parametrized over the registry, so a new method 
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-import dpsubmod.privacy as mechanisms
 from dpsubmod import Budget, BudgetExceededError, maximize, maximize_ksubmodular
 from dpsubmod.constraints import Knapsack, PartitionMatroid
 from dpsubmod.errors import SensitivityError, ValidationError
@@ -19,7 +17,7 @@ from dpsubmod.functions.ksubmodular import KFacilityLocation
 from dpsubmod.offline.discrete import private_greedy as pg
 from dpsubmod.offline.registry import KINDS, get_method, list_methods
 from dpsubmod.privacy import PrivacyEvent, SecureBackend
-from dpsubmod.privacy.selection import exponential_mechanism_probabilities
+from dpsubmod.privacy.selection import ExponentialMechanism, exponential_mechanism_probabilities
 from oracles import TableFunction, max_value_change
 
 # ------------------------------------------------------------------------------------------------
@@ -41,17 +39,24 @@ def grid_worst_pair() -> tuple[TableFunction, TableFunction]:
     return TableFunction(f), TableFunction(f_prime)
 
 
+def _keywords(mech: ExponentialMechanism) -> dict:
+    """The keywords an exponential mechanism was built with (those that were given)."""
+    kw = {"epsilon": mech.epsilon, "backend": mech.noise_backend, "monotonic": mech.monotonic,
+          "sensitivity": mech.sensitivity, "range_sensitivity": mech.range_sensitivity}
+    return {k: v for k, v in kw.items() if v is not None and v is not False}
+
+
 def _spy_step(monkeypatch, method: str, h, **options) -> tuple[np.ndarray, dict]:
-    """Run one step of ``method`` on ``h`` and return the scores and keywords it handed to the
-    exponential mechanism."""
+    """Run one step of ``method`` on ``h`` and return the scores it handed to its exponential
+    mechanism and the keywords that mechanism was built with."""
     calls: list[tuple[np.ndarray, dict]] = []
-    real = mechanisms.exponential_mechanism
+    real = ExponentialMechanism.release
 
-    def spy(scores, **kw):
-        calls.append((np.array(scores, dtype=float), dict(kw)))
-        return real(scores, **kw)
+    def spy(self, scores, **kw):
+        calls.append((np.array(scores, dtype=float), _keywords(self)))
+        return real(self, scores, **kw)
 
-    monkeypatch.setattr(pg, "mech", SimpleNamespace(exponential_mechanism=spy))
+    monkeypatch.setattr(ExponentialMechanism, "release", spy)
     backend = SecureBackend(granularity=GRID, random_source=random.Random(0))
     res = maximize(h, 1, method, epsilon=1.0, sensitivity=GRID, backend=backend, **options)
     assert len(calls) == 1 and len(res.selection) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -134,6 +135,53 @@ def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float
                                     f": {f.neighbouring}",
                        backend=backend_name(backend), simulation=is_simulation(backend, rng),
                        guarantee=guarantee)
+
+
+@dataclass(frozen=True)
+class PrivateCall:
+    """The arguments every private offline method shares, validated once by its public entry
+    (:func:`~dpsubmod.offline.maximize`, or the method's own function) and trusted below it.
+
+    Attributes
+    ----------
+    caller : str
+        The method's name, which its refusals give.
+    f : SetFunction
+    constraint : Constraint
+        ``k`` already turned into a uniform matroid.
+    epsilon, delta : float
+        The call's total budget.
+    budget : Budget, Ledger or None
+        Charged once with the whole plan before the first draw.
+    rng : int, Generator or None
+        As the user passed it (a seeded numpy run is reported as a simulation).
+    backend : str, NoiseBackend or None
+        As chosen by the library's default rule (the report names it).
+    noise : NoiseBackend
+        ``backend`` resolved once: every mechanism of the run draws from it.
+    gen : numpy.random.Generator
+        The run's public randomness (the numpy backend's own generator on a numpy run).
+    """
+
+    caller: str
+    f: SetFunction
+    constraint: Constraint
+    epsilon: float
+    delta: float
+    budget: Any
+    rng: RNGLike
+    backend: Any
+    noise: NoiseBackend
+    gen: np.random.Generator
+
+
+def private_call(caller: str, f: object, constraint: object, *, epsilon: float, delta: float,
+                 budget: Any, rng: RNGLike, backend: Any) -> PrivateCall:
+    """Resolve the objective, the constraint and the noise source of a private call whose
+    ``epsilon`` and ``delta`` its public entry has validated."""
+    f, constraint = resolve(f, constraint, caller)
+    noise, gen = noise_source(backend, rng)
+    return PrivateCall(caller, f, constraint, epsilon, delta, budget, rng, backend, noise, gen)
 
 
 def noise_source(backend: Any, rng: RNGLike) -> tuple[NoiseBackend, np.random.Generator]:

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._log import get_logger
@@ -25,6 +25,7 @@ from .._validation import check_delta, check_epsilon
 from ..constraints import Knapsack, Matroid, UniformMatroid
 from ..errors import ValidationError
 from ..privacy.backends import backend_chosen, choose_backend
+from ._common import private_call
 from .result import Result
 
 _log = get_logger(__name__)
@@ -58,6 +59,13 @@ class MethodSpec:
         Noise backends it can draw from (empty for a non-private method).
     options : tuple of str
         Its method-specific keyword options.
+    core : callable or None
+        ``core(call, **options) -> Result``: the private method below its public checks, given
+        the :class:`~dpsubmod.offline._common.PrivateCall` that :func:`maximize` validated and
+        every option (``None``: :func:`maximize` calls ``fn``, which validates its arguments
+        itself).
+    defaults : dict
+        The options' defaults, read from ``fn``'s signature (the one place they are written).
     """
 
     name: str
@@ -69,6 +77,8 @@ class MethodSpec:
     needs_delta: bool
     backends: tuple[str, ...]
     options: tuple[str, ...]
+    core: Callable[..., Result] | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     @property
     def budget(self) -> bool:
@@ -106,9 +116,11 @@ def _load(key: tuple[str, str] | None = None) -> None:
 
 def register(name: str, *, private: bool, summary: str, kind: str = "set",
              constraints: tuple[str, ...] = ("cardinality", "matroid"),
-             needs_delta: bool = False, backends: tuple[str, ...] | None = None
+             needs_delta: bool = False, backends: tuple[str, ...] | None = None,
+             core: Callable[..., Result] | None = None
              ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
-    """Decorator registering a method under ``name`` with its capabilities."""
+    """Decorator registering a method under ``name`` with its capabilities (and, for a private
+    method, the ``core`` that :func:`maximize` calls with its validated arguments)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
@@ -121,6 +133,9 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
         params = inspect.signature(fn).parameters
         options = tuple(p for p, v in params.items()
                         if p not in _COMMON and v.kind not in (v.VAR_KEYWORD, v.VAR_POSITIONAL))
+        # the public signature holds the options' defaults; a core takes them all explicitly
+        defaults = {p: params[p].default for p in options if p != "backend"
+                    and params[p].default is not params[p].empty}
         if private and "budget" not in params:
             raise ValueError(f"private method {name!r} must take budget=")
         bk = (("numpy", "secure", "opendp") if private else ()) if backends is None \
@@ -128,7 +143,7 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
         if private and "backend" in params:
             fn = _choosing_backend(fn, name, bk)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
-                                    needs_delta, bk, options)
+                                    needs_delta, bk, options, core, defaults)
         return fn
 
     return deco
@@ -248,8 +263,12 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
                                                 supported=spec.backends, stacklevel=4)
         with progress_bar(show, total=_steps(constraint), desc=f"{caller} {method}"), \
                 backend_chosen():
-            return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget, rng=rng,
-                           **options)
+            if spec.core is None:
+                return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                               rng=rng, **options)
+            call = private_call(method, f, constraint, epsilon=epsilon, delta=delta,
+                                budget=budget, rng=rng, backend=options.pop("backend", None))
+            return spec.core(call, **{**spec.defaults, **options})
     if epsilon is not None or budget is not None:
         arg = "epsilon" if epsilon is not None else "budget"
         raise ValidationError(

@@ -19,13 +19,10 @@ from dpsubmod.constraints import Knapsack
 from dpsubmod.errors import DPSubmodError
 from dpsubmod.functions import FacilityLocation
 from dpsubmod.offline.discrete import private_greedy as pg
-from dpsubmod.offline.discrete.private_greedy import (
-    _max_feasible_size,
-    _Scorer,
-    greedy_path_distribution,
-)
+from dpsubmod.offline.discrete.private_greedy import _Scorer, greedy_path_distribution
+from dpsubmod.offline.guarantees import max_feasible_size
 from dpsubmod.privacy.audit import exact_check
-from dpsubmod.privacy.selection import exponential_mechanism_probabilities
+from dpsubmod.privacy.selection import ExponentialMechanism, exponential_mechanism_probabilities
 
 CANDS = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]])
 
@@ -50,7 +47,7 @@ def pipeline_distribution(f, kn: Knapsack, eps_step: float, tight: bool = True,
     costs = np.asarray(kn.costs, dtype=float)
     scorer = _Scorer(f.sensitivity, costs, float(costs.min()), tight=tight)
     sens = {k: v / scale for k, v in scorer.mechanism_sensitivity().items()}
-    k = _max_feasible_size(kn)
+    k = max_feasible_size(kn)
     greedy: dict[tuple, float] = {}
 
     def walk(st, path, p):
@@ -111,13 +108,14 @@ def test_the_run_draws_with_the_calibration_it_names(monkeypatch):
     f, _ = worst_pair(3)
     kn = Knapsack([0.5, 0.5, 1.0, 1.0, 1.0], budget=1.0)
     seen = []
-    real = pg.mech.exponential_mechanism
+    real = ExponentialMechanism.release
 
-    def spy(scores, **kw):
-        seen.append({k: v for k, v in kw.items() if "sensitivity" in k})
-        return real(scores, **kw)
+    def spy(self, scores, **kw):
+        seen.append({k: getattr(self, k) for k in ("sensitivity", "range_sensitivity")
+                     if getattr(self, k) is not None})
+        return real(self, scores, **kw)
 
-    monkeypatch.setattr(pg.mech, "exponential_mechanism", spy)
+    monkeypatch.setattr(ExponentialMechanism, "release", spy)
     delta = f.sensitivity
     for calib, first in (("tight", {"range_sensitivity": 2 * delta / 0.5}),
                          ("paper", {"sensitivity": 2 * delta / 0.5})):
@@ -138,7 +136,7 @@ def test_whole_pipeline_exact_privacy(costs):
     the released set leaks through either the greedy branch or the singleton branch, and the
     other is averaged over."""
     kn = Knapsack(costs, budget=1.0)
-    k = _max_feasible_size(kn)
+    k = max_feasible_size(kn)
     eps = 1.0
     eps_step = eps / (k + 2)
     pairs = [worst_pair(), worst_pair(3)]

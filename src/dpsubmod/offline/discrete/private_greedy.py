@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
 from ..._rng import RNGLike, check_rng
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...constraints import Constraint, Knapsack
@@ -47,16 +46,17 @@ from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
 from ...privacy.backends import NoiseBackend
 from ...privacy.calibration import exponential_mechanism_weight
-from ...privacy.composition import split_budget
+from ...privacy.composition import _split, check_composition
 from ...privacy.events import PrivacyEvent
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
+from ...privacy.selection import ExponentialMechanism
 from .._common import (
-    check_noise_parameter,
+    PrivateCall,
     check_score_sensitivity,
     is_knapsack,
     make_result,
-    noise_source,
+    private_call,
     private_plan,
     require_finite,
     resolve,
@@ -76,9 +76,6 @@ __all__ = [
 # budget
 # ---------------------------------------------------------------------------------------------
 _CALIBRATIONS = ("tight", "paper")
-
-
-_max_feasible_size = max_feasible_size
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,31 +114,60 @@ class _Scorer:
         return {"sensitivity": 2.0 * self.sensitivity / self.c_min}
 
 
-def _check_private_objective(f: SetFunction, sensitivity: float | None, caller: str) -> float:
-    return f.require_sensitivity(sensitivity, caller=caller)
+def _selection(caller: str, eps_step: float, noise: NoiseBackend,
+               **sensitivity: float) -> ExponentialMechanism:
+    """The exponential mechanism of one step, built (and so validated) before the charge; a
+    per-step budget whose weight leaves floating-point range is refused in the terms of the
+    user's arguments."""
+    try:
+        return ExponentialMechanism._named(caller, epsilon=eps_step, backend=noise,
+                                           **sensitivity)
+    except ValidationError:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} gives an exponential-mechanism weight "
+            "outside floating-point range (from epsilon, the number of steps and the "
+            "sensitivity). Pass an epsilon (or a 'sensitivity') for which epsilon / "
+            "sensitivity lies between about 1e-300 and 1e300."
+        ) from None
 
 
-def _check_weights(eps_step: float, scorer: _Scorer, delta_sens: float, knap: bool,
-                   caller: str) -> None:
-    """Refuse, before the budget is charged, a per-step budget whose exponential-mechanism
-    weight leaves floating-point range."""
-    for v in scorer.mechanism_sensitivity().values():
-        check_score_sensitivity(v, delta_sens, caller)
-    check_score_sensitivity(2.0 * delta_sens, delta_sens, caller)
-    weights = [exponential_mechanism_weight(eps_step, **scorer.mechanism_sensitivity())]
-    if knap:
-        weights += [exponential_mechanism_weight(eps_step, range_sensitivity=2 * delta_sens),
-                    exponential_mechanism_weight(eps_step, sensitivity=delta_sens)]
-    for w in weights:
-        check_noise_parameter(w, "an exponential-mechanism weight of", caller)
+@dataclass(frozen=True)
+class _Steps:
+    """The mechanisms of one run: the greedy step, and under a knapsack the private best
+    singleton and the private choice between the two sets."""
+
+    step: ExponentialMechanism
+    single: ExponentialMechanism | None = None
+    choice: ExponentialMechanism | None = None
+
+    @classmethod
+    def build(cls, call: PrivateCall, eps_step: float, scorer: _Scorer,
+              delta_sens: float) -> _Steps:
+        for v in scorer.mechanism_sensitivity().values():
+            check_score_sensitivity(v, delta_sens, call.caller)
+        check_score_sensitivity(2.0 * delta_sens, delta_sens, call.caller)
+        step = _selection(call.caller, eps_step, call.noise, **scorer.mechanism_sensitivity())
+        if scorer.costs is None:
+            return cls(step)
+        # singleton gains share the term F(empty): a range of width 2 Delta, as in the steps
+        return cls(step,
+                   _selection(call.caller, eps_step, call.noise,
+                              range_sensitivity=2.0 * delta_sens),
+                   _selection(call.caller, eps_step, call.noise, sensitivity=delta_sens))
+
+    def events(self, k: int) -> list[PrivacyEvent]:
+        """The plan: ``k`` greedy steps, then the knapsack's two selections."""
+        out = [self.step.privacy_map()._times(k)]
+        out += [m.privacy_map() for m in (self.single, self.choice) if m is not None]
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
 # Mitrovic et al. 2017
 # ---------------------------------------------------------------------------------------------
-def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, scorer: _Scorer,
-                   steps: int, gen: np.random.Generator, allowance: Ledger,
-                   backend: NoiseBackend, sample_size: int | None,
+def _run_em_greedy(f: SetFunction, constraint: Constraint, *, step: ExponentialMechanism,
+                   scorer: _Scorer, steps: int, gen: np.random.Generator, allowance: Ledger,
+                   sample_size: int | None,
                    caller: str = "private_greedy") -> tuple[list[int], list[float]]:
     st = f.state()
     trace: list[float] = []
@@ -154,16 +180,108 @@ def _run_em_greedy(f: SetFunction, constraint: Constraint, *, eps_step: float, s
             cand = np.sort(gen.choice(cand, size=sample_size, replace=False))
         g = require_finite(st.gains(cand), f, caller, "a marginal gain", private=True)
         s = scorer.scores(g, cand)
-        j = mech.exponential_mechanism(s, epsilon=eps_step, budget=allowance, backend=backend,
-                                       **scorer.mechanism_sensitivity())
+        j = step.release(s, budget=allowance)
         st.add(int(cand[j]))
         trace.append(float(g[j]))
     return st.selected, trace
 
 
+def _private_greedy(call: PrivateCall, *, composition: str, sensitivity: float | None,
+                    sample_size: int | None, calibration: str) -> Result:
+    """:func:`private_greedy` below its public checks: plan the run from its mechanisms, charge
+    the plan once, then draw."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    delta_sens = f.require_sensitivity(sensitivity, caller=caller)
+    if sample_size is not None:
+        sample_size = check_int(sample_size, "sample_size", low=1, high=f.n, caller=caller)
+    if calibration not in _CALIBRATIONS:
+        raise ValidationError(
+            f"The 'calibration' parameter of {caller} must be one of {list(_CALIBRATIONS)}; "
+            f"got {calibration!r}."
+        )
+    composition = check_composition(composition, caller)
+    knap = is_knapsack(constraint)
+    k = max_feasible_size(constraint)
+    if k == 0:
+        raise ValidationError(f"The constraint of {caller} admits no non-empty feasible set.")
+    steps = k + 2 if knap else k
+    split = _split(call.epsilon, call.delta, steps, composition, True, caller)
+    eps_step = split.epsilon_step
+    costs = np.asarray(constraint.costs, dtype=float) if knap else None
+    scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0,
+                     tight=calibration == "tight")
+    name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
+    mechanisms = _Steps.build(call, eps_step, scorer, delta_sens)
+
+    plan = private_plan(name, f, mechanisms.events(k), delta=split.delta,
+                        composition=split.composition, backend=call.backend, rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    start = f.evaluations
+    sel, trace = _run_em_greedy(f, constraint, step=mechanisms.step, scorer=scorer, steps=k,
+                                gen=call.gen, allowance=allowance, sample_size=sample_size,
+                                caller=caller)
+    params: dict[str, Any] = {
+        "epsilon": call.epsilon, "delta": call.delta, "composition": split.composition,
+        "steps": steps, "epsilon_per_step": eps_step, "sensitivity": delta_sens,
+        "sample_size": sample_size, "calibration": calibration if knap else None,
+        "backend": backend_name(call.backend),
+    }
+    if knap:
+        sel, trace = _knapsack_finish(f, constraint, sel, trace, mechanisms, allowance)
+    # the weights the mechanisms draw with (rounded down, as they are)
+    guarantee = em_greedy_guarantee(
+        constraint, f.n, exponential_mechanism_weight(eps_step, sensitivity=delta_sens),
+        sample_size=sample_size,
+        ratio_weight=(exponential_mechanism_weight(eps_step, **scorer.mechanism_sensitivity())
+                      if knap else None),
+        theorem="Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy)")
+    return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
+                       params=params, trace=trace, guarantee=guarantee)
+
+
+def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace: list[float],
+                     mechanisms: _Steps, allowance: Ledger) -> tuple[list[int], list[float]]:
+    """Private best singleton and private choice between it and the greedy set."""
+    assert mechanisms.single is not None and mechanisms.choice is not None
+    st = f.state()
+    fits = np.flatnonzero(constraint.can_add(st))
+    single_gain = require_finite(st.gains(fits), f, "private_greedy", "a marginal gain",
+                                 private=True)
+    j = mechanisms.single.release(single_gain, budget=allowance)
+    e = int(fits[j])
+    mask = np.zeros(f.n, dtype=bool)
+    mask[sel] = True
+    v_greedy = float(require_finite(f.value(mask), f, "private_greedy", "the greedy set's value",
+                                    private=True))
+    f.evaluations += 2
+    v_single = st.value + float(single_gain[j])
+    pick = mechanisms.choice.release(np.array([v_greedy, v_single]), budget=allowance)
+    if pick == 1:
+        return [e], [float(single_gain[j])]
+    return sel, trace
+
+
+def _private_stochastic_greedy(call: PrivateCall, *, accuracy: float, sample_size: int | None,
+                               composition: str, sensitivity: float | None,
+                               calibration: str) -> Result:
+    """:func:`private_stochastic_greedy` below its public checks."""
+    n = call.f.n
+    accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True,
+                          high_open=True, caller=call.caller)
+    if sample_size is None:
+        k = max(1, max_feasible_size(call.constraint))
+        # -ln(accuracy): 1 / accuracy overflows for a subnormal accuracy
+        sample_size = max(1, min(n, math.ceil(min(n / k * -math.log(accuracy), n))))
+    return _private_greedy(call, sample_size=sample_size, composition=composition,
+                           sensitivity=sensitivity, calibration=calibration)
+
+
 @register("private_greedy", private=True,
           summary="Exponential-mechanism greedy (Mitrovic et al. 2017); matroid or knapsack",
-          constraints=("cardinality", "matroid", "knapsack"))
+          constraints=("cardinality", "matroid", "knapsack"),
+          core=_private_greedy)
 def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
                    composition: str = "auto", sensitivity: float | None = None,
                    sample_size: int | None = None, calibration: str = "tight",
@@ -243,89 +361,17 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
     """
     caller = "private_greedy"
     check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
-    delta_sens = _check_private_objective(f, sensitivity, caller)
-    if sample_size is not None:
-        sample_size = check_int(sample_size, "sample_size", low=1, high=f.n, caller=caller)
-    if calibration not in _CALIBRATIONS:
-        raise ValidationError(
-            f"The 'calibration' parameter of {caller} must be one of {list(_CALIBRATIONS)}; "
-            f"got {calibration!r}."
-        )
-    be, gen = noise_source(backend, rng)
-    knap = is_knapsack(constraint)
-    k = _max_feasible_size(constraint)
-    if k == 0:
-        raise ValidationError(f"The constraint of {caller} admits no non-empty feasible set.")
-    steps = k + 2 if knap else k
-    split = split_budget(epsilon, delta, steps, composition=composition, bounded_range=True,
-                         caller=caller)
-    eps_step = split.epsilon_step
-    costs = np.asarray(constraint.costs, dtype=float) if knap else None
-    scorer = _Scorer(delta_sens, costs, float(costs.min()) if knap else 1.0,
-                     tight=calibration == "tight")
-    name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
-    _check_weights(eps_step, scorer, delta_sens, knap, caller)
-    plan = private_plan(name, f, [PrivacyEvent.exponential(eps_step, count=steps)],
-                        delta=split.delta, composition=split.composition, backend=backend,
-                        rng=rng)
-    report = plan.charge(budget, caller=caller)
-    allowance = plan.allowance()
-    start = f.evaluations
-    sel, trace = _run_em_greedy(f, constraint, eps_step=eps_step, scorer=scorer, steps=k,
-                                gen=gen, allowance=allowance, backend=be,
-                                sample_size=sample_size, caller=caller)
-    params: dict[str, Any] = {
-        "epsilon": epsilon, "delta": delta, "composition": split.composition, "steps": steps,
-        "epsilon_per_step": eps_step, "sensitivity": delta_sens, "sample_size": sample_size,
-        "calibration": calibration if knap else None, "backend": backend_name(backend),
-    }
-    if knap:
-        sel, trace = _knapsack_finish(f, constraint, sel, trace, eps_step, delta_sens,
-                                      allowance, be)
-    # the weights the mechanisms draw with (rounded down, as they are)
-    guarantee = em_greedy_guarantee(
-        constraint, f.n, exponential_mechanism_weight(eps_step, sensitivity=delta_sens),
-        sample_size=sample_size,
-        ratio_weight=(exponential_mechanism_weight(eps_step, **scorer.mechanism_sensitivity())
-                      if knap else None),
-        theorem="Mitrovic, Bun, Krause and Karbasi 2017 (exponential-mechanism greedy)")
-    return make_result(f, sel, name, privacy=report, evaluations=f.evaluations - start,
-                       params=params, trace=trace, guarantee=guarantee)
-
-
-def _knapsack_finish(f: SetFunction, constraint: Knapsack, sel: list[int], trace: list[float],
-                     eps_each: float, delta_sens: float, allowance: Ledger,
-                     backend: NoiseBackend) -> tuple[list[int], list[float]]:
-    """Private best singleton and private choice between it and the greedy set."""
-    st = f.state()
-    fits = np.flatnonzero(constraint.can_add(st))
-    single_gain = require_finite(st.gains(fits), f, "private_greedy", "a marginal gain",
-                                 private=True)
-    # singleton gains share the term F(empty): a range of width 2 Delta, as in the greedy steps
-    j = mech.exponential_mechanism(single_gain, epsilon=eps_each,
-                                   range_sensitivity=2.0 * delta_sens, budget=allowance,
-                                   backend=backend)
-    e = int(fits[j])
-    mask = np.zeros(f.n, dtype=bool)
-    mask[sel] = True
-    v_greedy = float(require_finite(f.value(mask), f, "private_greedy", "the greedy set's value",
-                                    private=True))
-    f.evaluations += 2
-    v_single = st.value + float(single_gain[j])
-    pick = mech.exponential_mechanism(np.array([v_greedy, v_single]), epsilon=eps_each,
-                                      sensitivity=delta_sens, budget=allowance,
-                                      backend=backend)
-    if pick == 1:
-        return [e], [float(single_gain[j])]
-    return sel, trace
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _private_greedy(call, composition=composition, sensitivity=sensitivity,
+                           sample_size=sample_size, calibration=calibration)
 
 
 @register("private_stochastic_greedy", private=True,
           summary="Exponential-mechanism greedy over a random candidate subset each step",
-          constraints=("cardinality", "matroid", "knapsack"))
+          constraints=("cardinality", "matroid", "knapsack"),
+          core=_private_stochastic_greedy)
 def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: float,
                               delta: float = 0.0, accuracy: float = 0.1,
                               sample_size: int | None = None, composition: str = "auto",
@@ -342,16 +388,12 @@ def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     """
     caller = "private_stochastic_greedy"
     check_rng(rng, caller)
-    f2, c2 = resolve(f, constraint, caller)
-    accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True,
-                          high_open=True, caller=caller)
-    if sample_size is None:
-        k = max(1, _max_feasible_size(c2))
-        # -ln(accuracy): 1 / accuracy overflows for a subnormal accuracy
-        sample_size = max(1, min(f2.n, math.ceil(min(f2.n / k * -math.log(accuracy), f2.n))))
-    return private_greedy(f2, c2, epsilon=epsilon, delta=delta, sample_size=sample_size,
-                          composition=composition, sensitivity=sensitivity,
-                          calibration=calibration, backend=backend, budget=budget, rng=rng)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _private_stochastic_greedy(call, accuracy=accuracy, sample_size=sample_size,
+                                      composition=composition, sensitivity=sensitivity,
+                                      calibration=calibration)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +411,7 @@ def greedy_path_distribution(f: SetFunction, constraint: object, *, weight: floa
     ``weight = eps_step / (2 Delta)`` this is the distribution of :func:`private_greedy`.
     """
     f, constraint = resolve(f, constraint, "greedy_path_distribution")
-    k = _max_feasible_size(constraint) if steps is None else steps
+    k = max_feasible_size(constraint) if steps is None else steps
     out: dict[tuple[int, ...], float] = {}
 
     def walk(st: FunctionState, path: tuple[int, ...], logp: float) -> None:
