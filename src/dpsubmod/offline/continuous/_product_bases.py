@@ -117,8 +117,8 @@ def _sample_esp(L: np.ndarray, r: int, size: int, draws: InverseCDF) -> np.ndarr
     out = np.empty((size, r), dtype=np.int64)
     pos = np.zeros(size, dtype=np.int64)
     for slot in range(r):
-        # With j elements left, P(next >= i' | next >= pos) = exp(L[i', j] - L[pos, j]); the
-        # column is non-increasing in the position (suffix sums of positive terms).
+        # With j = r - slot elements left, P(next >= i') = exp(L[i', j] - L[pos, j]) for
+        # i' >= pos; the column is non-increasing in the position (suffix sums of positive terms).
         nxt = draws.next_positions(L[:, r - slot], pos)
         out[:, slot] = nxt
         pos = nxt + 1
