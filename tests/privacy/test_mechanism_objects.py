@@ -319,10 +319,11 @@ def test_exact_tree_aggregation_two_releases():
 
 
 def test_exact_product_base_exponential_on_uniform_bases():
-    class OneOfThree:  # the bases of U(1, 3), drawn exactly
-        def sample(self, logw, size, gen):
-            p = np.exp(logw - special.logsumexp(logw))
-            return gen.choice(3, size=(size, 1), p=p)
+    class OneOfThree:  # the bases of U(1, 3), drawn exactly by the mechanism's inverse CDF
+        def bases(self, logw, size, draws):
+            cum = np.cumsum(np.exp(logw - special.logsumexp(logw)))
+            cum[-1] = np.inf
+            return np.array([[draws.index(cum)] for _ in range(size)])
 
     def law(m, g):
         return _softmax(m.weight, np.asarray(g))

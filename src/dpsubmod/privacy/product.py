@@ -5,9 +5,11 @@ Rafiey and Yoshida 2020 ("Fast and private submodular and k-submodular functions
 with matroid constraints", ICML 2020, Algorithm 1) select, at each step of private continuous
 greedy, a base ``B`` by the exponential mechanism with score ``<1_B, g>``, ``g`` the gradient;
 over the cover of averages of ``m`` bases they draw ``m`` independent bases with weights
-``exp(w g_e / m)``. This module holds the privacy side of that draw (parameters, privacy map,
-the charge, the weights and the generator); the exact sampler of a product law over one
-matroid family's bases is the caller's (it knows the matroid; this layer does not).
+``exp(w g_e / m)``. This module holds the privacy side of that draw: parameters, privacy map,
+the charge, the weights, and every random draw (:class:`InverseCDF`). The combinatorial part of
+an exact sampler of a product law over one matroid family's bases is the caller's (it knows the
+matroid; this layer does not): it states, choice by choice, the conditional law of the next
+choice given the choices so far, and :class:`InverseCDF` draws the uniform and inverts it.
 
 Conventions and references: :mod:`dpsubmod.privacy.mechanisms`.
 """
@@ -32,16 +34,72 @@ from .backends import NoiseBackend
 from .events import PrivacyEvent, rho_exponential
 from .mechanisms import Mechanism
 
-__all__ = ["ProductBaseExponential", "ProductLaw"]
+__all__ = ["InverseCDF", "ProductBaseExponential", "ProductLaw"]
 
 Backend = str | NoiseBackend | None
 
 
+class InverseCDF:
+    """The random draws of a sequential sampler, by inverse CDF: the sampler states the
+    conditional law of its next choice given its choices so far, and each method here draws
+    the uniform from its generator and inverts that law.
+
+    A :class:`ProductLaw` receives one from :meth:`ProductBaseExponential.release`, after the
+    charge, bound to the mechanism's generator; it is the only randomness the law sees.
+
+    Parameters
+    ----------
+    gen : numpy.random.Generator
+        The stream of the uniforms (used as is, continuing its stream).
+
+    Examples
+    --------
+    >>> draws = InverseCDF(np.random.default_rng(0))
+    >>> draws.index(np.array([0.5, np.inf])), draws.accept(0.0)
+    (1, True)
+    """
+
+    def __init__(self, gen: np.random.Generator) -> None:
+        self._gen = gen
+
+    def next_positions(self, log_tail: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """For each of ``pos.size`` independent draws, the next position ``j >= pos[i]``, with
+        ``P(next >= j) = exp(log_tail[j] - log_tail[pos[i]])``.
+
+        Parameters
+        ----------
+        log_tail : numpy.ndarray of float
+            Log tail masses, non-increasing in the position.
+        pos : numpy.ndarray of int64
+            Each draw's current position (the first position it may choose).
+
+        Returns
+        -------
+        numpy.ndarray of int64, shape like ``pos``
+        """
+        u = 1.0 - self._gen.random(pos.size)  # in (0, 1]
+        threshold = log_tail[pos] + np.log(u)
+        # next = max{j : log_tail[j] > threshold}: the tail probability still exceeds u there.
+        nxt = np.searchsorted(-log_tail, -threshold, side="left") - 1
+        return np.maximum(nxt, pos)  # u = 1 up to rounding: the next one is at pos itself
+
+    def accept(self, odds_against: float) -> bool:
+        """``True`` with probability ``1 / (1 + odds_against)``; a sure event
+        (``odds_against == 0``) draws nothing."""
+        return odds_against == 0.0 or self._gen.random() * (1.0 + odds_against) < 1.0
+
+    def index(self, cumulative: np.ndarray) -> int:
+        """An index ``i`` with probability ``cumulative[i] - cumulative[i - 1]``
+        (``cumulative`` non-decreasing, its last entry at least 1)."""
+        return int(np.searchsorted(cumulative, self._gen.random(), side="right"))
+
+
 class ProductLaw(Protocol):
     """An exact sampler of the product law ``P(B) ~ exp(sum_{e in B} logw_e)`` over the bases of
-    one matroid (``dpsubmod.offline``'s product-base samplers are such laws)."""
+    one matroid (``dpsubmod.offline``'s product-base samplers are such laws), which draws
+    through the :class:`InverseCDF` it is given and no other randomness."""
 
-    def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
+    def bases(self, logw: np.ndarray, size: int, draws: InverseCDF) -> np.ndarray:
         """``size`` independent bases, shape ``(size, rank)``."""
 
 
@@ -81,14 +139,14 @@ class ProductBaseExponential(Mechanism):
 
     Examples
     --------
-    >>> class TwoOfThree:  # the bases of U(1, 3): one element, weight exp(logw_e)
-    ...     def sample(self, logw, size, gen):
-    ...         p = np.exp(logw - logw.max()); p /= p.sum()
-    ...         return gen.choice(3, size=(size, 1), p=p)
+    >>> class OneOfThree:  # the bases of U(1, 3): one element, weight exp(logw_e)
+    ...     def bases(self, logw, size, draws):
+    ...         cum = np.cumsum(np.exp(logw - logw.max())); cum /= cum[-1]; cum[-1] = np.inf
+    ...         return np.array([[draws.index(cum)] for _ in range(size)])
     >>> mech = ProductBaseExponential(epsilon=1.0, sensitivity=0.5, rng=0)
     >>> mech.weight, mech.privacy_map().epsilon
     (1.0, 1.0)
-    >>> mech.release([0.0, 2.0, 1.0], TwoOfThree()).tolist()
+    >>> mech.release([0.0, 2.0, 1.0], OneOfThree()).tolist()
     [[1]]
     """
 
@@ -137,7 +195,8 @@ class ProductBaseExponential(Mechanism):
         gains : array-like of float, shape (n,)
             The score vector ``g`` (finite).
         law : ProductLaw
-            The exact sampler of the product law over the matroid's bases.
+            The combinatorial part of the exact sampler of the product law over the matroid's
+            bases; its uniforms are drawn here, after the charge.
         budget : Budget, Ledger or None, default=None
             Charged before anything is drawn.
         note : str, default=""
@@ -160,7 +219,7 @@ class ProductBaseExponential(Mechanism):
         # -1e300 (probability 0 next to the heaviest) are kept finite for the samplers.
         with np.errstate(over="ignore"):
             logw = np.maximum(self._weight * (g - g.max()) / self._m, -1e300)
-        return law.sample(logw, self._m, self._backend.generator)
+        return law.bases(logw, self._m, InverseCDF(self._backend.generator))
 
     def __repr__(self) -> str:
         return (f"ProductBaseExponential(epsilon={self.epsilon!r}, "

@@ -1,10 +1,11 @@
 """Private continuous greedy (Rafiey and Yoshida 2020, Algorithms 1 and 2).
 
 Privacy: the product-base samplers draw exactly the exponential mechanism's law (enumeration and
-chi-square); one step is exactly ``epsilon_step``-DP on a worst-case neighbouring pair of a
-general objective, and the variant calibrated to ``Delta`` instead of ``2 Delta`` is caught; a
-whole run is checked exactly by path enumeration; the black-box auditor finds nothing on the
-calibrated algorithm and flags a deliberately mis-calibrated one (negative control).
+chi-square), every uniform of a run drawn in ``privacy/``; one step is exactly
+``epsilon_step``-DP on a worst-case neighbouring pair of a general objective, and the variant
+calibrated to ``Delta`` instead of ``2 Delta`` is caught; a whole run is checked exactly by
+path enumeration; the black-box auditor finds nothing on the calibrated algorithm and flags a
+deliberately mis-calibrated one (negative control).
 Quality: brute-force OPT against the expectation bound, the epsilon -> 0 and epsilon -> infinity
 limits, evaluation counts.
 """
@@ -13,10 +14,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import dpsubmod
 import dpsubmod.privacy as mech
 from dpsubmod import maximize
 from dpsubmod.constraints import (
@@ -29,6 +33,7 @@ from dpsubmod.constraints import (
 from dpsubmod.errors import SensitivityError, ValidationError
 from dpsubmod.extensions import multilinear_gradient
 from dpsubmod.functions import Coverage
+from dpsubmod.offline.continuous import _product_bases
 from dpsubmod.offline.continuous._product_bases import product_base_sampler
 from dpsubmod.offline.continuous.continuous_greedy import (
     continuous_greedy_calibration,
@@ -41,6 +46,7 @@ from dpsubmod.privacy.audit import audit, exact_check, sequential_distribution
 from oracles import TableFunction, all_masks, brute_force_max, chi_square_pvalue
 
 E = 1 - 1 / math.e
+PACKAGE = Path(dpsubmod.__file__).resolve().parent
 
 
 def _bases(m) -> list[tuple[int, ...]]:
@@ -102,6 +108,41 @@ def test_sampler_is_stable_at_huge_log_weights(name):
     draws = sampler.sample(logw, 200, np.random.default_rng(3))
     assert all(tuple(r) == best for r in draws.tolist())
     assert np.isfinite(sampler.log_partition(logw))
+
+
+class _CallerRecordingGenerator(np.random.Generator):
+    """The stream of ``default_rng(seed)``, recording the file of each caller of its methods."""
+
+    def __init__(self, seed: int):
+        super().__init__(np.random.PCG64(seed))
+        self.callers: set[str] = set()
+
+    def __getattribute__(self, name):
+        attr = super().__getattribute__(name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def recorded(*args, **kwargs):
+            path = Path(sys._getframe(1).f_code.co_filename).resolve()
+            self.callers.add(path.relative_to(PACKAGE).as_posix())
+            return attr(*args, **kwargs)
+        return recorded
+
+
+@pytest.mark.parametrize("name, wilson", [(name, False) for name in MATROIDS]
+                         + [("graphic", True)])
+def test_every_noise_draw_is_made_in_privacy(name, wilson, monkeypatch):
+    # The samplers state conditional laws; the mechanism's InverseCDF draws every uniform.
+    # Apart from it, only swap rounding (post-processing) draws from the run's generator.
+    if wilson:
+        monkeypatch.setattr(_product_bases, "_WILSON_MIN_NODES", 0)
+        monkeypatch.setattr(_product_bases, "_WILSON_MAX_LOG_RATIO", math.inf)
+    m = MATROIDS[name]
+    f = Coverage.from_records([[i % m.n, (3 * i + 1) % m.n] for i in range(40)], m.n)
+    gen = _CallerRecordingGenerator(0)
+    res = private_continuous_greedy(f, m, epsilon=1.0, cover_size=2, rng=gen)
+    assert m.is_independent(list(res.selection))
+    assert gen.callers == {"privacy/product.py", "polytopes/rounding.py"}
 
 
 def test_unsupported_matroid_refused_before_anything_is_drawn():

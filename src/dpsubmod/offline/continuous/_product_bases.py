@@ -30,6 +30,11 @@ log-weights of any size neither overflow nor underflow:
   evaluated by the same elimination in log space.
 
 Other matroid families have no exact sampler here; callers refuse them.
+
+These samplers hold only the combinatorial part (the tables, the conditional laws, the decisions
+so far): every uniform is drawn, and inverted, by the
+:class:`~dpsubmod.privacy.product.InverseCDF` they are given, which the privacy mechanism owns
+during a release (:class:`~dpsubmod.privacy.product.ProductBaseExponential`).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from ...constraints.graphic import GraphicMatroid
 from ...constraints.partition import PartitionMatroid
 from ...constraints.uniform import UniformMatroid
 from ...errors import ValidationError
+from ...privacy.product import InverseCDF
 
 #: The matroid families with an exact product-base sampler.
 SUPPORTED_MATROIDS = (UniformMatroid, PartitionMatroid, GraphicMatroid)
@@ -67,8 +73,14 @@ class ProductBaseSampler(ABC):
     rank: int
 
     @abstractmethod
+    def bases(self, logw: np.ndarray, size: int, draws: InverseCDF) -> np.ndarray:
+        """``size`` independent bases, as an int64 array of shape ``(size, rank)``, rows sorted,
+        every uniform drawn by ``draws`` (the
+        :class:`~dpsubmod.privacy.product.ProductLaw` protocol)."""
+
     def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
-        """``size`` independent bases, as an int64 array of shape ``(size, rank)``, rows sorted."""
+        """:meth:`bases` with uniforms from the generator ``gen`` (outside a release)."""
+        return self.bases(logw, size, InverseCDF(gen))
 
     @abstractmethod
     def log_partition(self, logw: np.ndarray) -> float:
@@ -79,8 +91,11 @@ class ProductBaseSampler(ABC):
         return float(np.sum(logw[np.asarray(base, dtype=np.int64)])) - self.log_partition(logw)
 
     def uniform(self, size: int, gen: np.random.Generator) -> np.ndarray:
-        """``size`` independent uniformly random bases (all weights equal)."""
-        return self.sample(np.zeros(self.n), size, gen)
+        """``size`` independent uniformly random bases (all weights equal), from ``gen``."""
+        return self._uniform(size, InverseCDF(gen))
+
+    def _uniform(self, size: int, draws: InverseCDF) -> np.ndarray:
+        return self.bases(np.zeros(self.n), size, draws)
 
 
 # -- uniform matroid -----------------------------------------------------------------------------
@@ -97,18 +112,14 @@ def _esp_table(logw: np.ndarray, r: int) -> np.ndarray:
     return L
 
 
-def _sample_esp(L: np.ndarray, r: int, size: int, gen: np.random.Generator) -> np.ndarray:
+def _sample_esp(L: np.ndarray, r: int, size: int, draws: InverseCDF) -> np.ndarray:
     """Positions of ``size`` draws from the product law whose table is ``L`` (see module doc)."""
     out = np.empty((size, r), dtype=np.int64)
     pos = np.zeros(size, dtype=np.int64)
     for slot in range(r):
-        j = r - slot
-        col = L[:, j]  # non-increasing in the position (suffix sums of positive terms)
-        u = 1.0 - gen.random(size)  # in (0, 1]
-        threshold = col[pos] + np.log(u)
-        # next = max{i' : L[i', j] > threshold}: the tail probability still exceeds u there.
-        nxt = np.searchsorted(-col, -threshold, side="left") - 1
-        nxt = np.maximum(nxt, pos)  # u = 1 up to rounding: the next element is at pos itself
+        # With j = r - slot elements left, P(next >= i') = exp(L[i', j] - L[pos, j]) for
+        # i' >= pos; the column is non-increasing in the position (suffix sums of positive terms).
+        nxt = draws.next_positions(L[:, r - slot], pos)
         out[:, slot] = nxt
         pos = nxt + 1
     return out
@@ -123,17 +134,17 @@ class _UniformSampler(ProductBaseSampler):
     def _table(self, logw: np.ndarray) -> np.ndarray:
         return _esp_table(np.asarray(logw, dtype=np.float64)[self.elements], self.rank)
 
-    def uniform(self, size: int, gen: np.random.Generator) -> np.ndarray:
+    def _uniform(self, size: int, draws: InverseCDF) -> np.ndarray:
         if self.rank == 0:
             return np.zeros((size, 0), dtype=np.int64)
         if getattr(self, "_uniform_table", None) is None:
             self._uniform_table = self._table(np.zeros(self.n))
-        return self.elements[_sample_esp(self._uniform_table, self.rank, size, gen)]
+        return self.elements[_sample_esp(self._uniform_table, self.rank, size, draws)]
 
-    def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
+    def bases(self, logw: np.ndarray, size: int, draws: InverseCDF) -> np.ndarray:
         if self.rank == 0:
             return np.zeros((size, 0), dtype=np.int64)
-        pos = _sample_esp(self._table(logw), self.rank, size, gen)
+        pos = _sample_esp(self._table(logw), self.rank, size, draws)
         return self.elements[pos]
 
     def log_partition(self, logw: np.ndarray) -> float:
@@ -149,16 +160,16 @@ class _PartitionSampler(ProductBaseSampler):
         self.parts = [_UniformSampler(m.n, int(min(cap, blk.size)), blk)
                       for blk, cap in zip(m.blocks, m.capacities) if min(cap, blk.size) > 0]
 
-    def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
+    def bases(self, logw: np.ndarray, size: int, draws: InverseCDF) -> np.ndarray:
         # The weight of a base is a product over blocks, so blocks are independent.
-        cols = [p.sample(logw, size, gen) for p in self.parts]
+        cols = [p.bases(logw, size, draws) for p in self.parts]
         return np.sort(np.concatenate(cols, axis=1), axis=1)
 
     def log_partition(self, logw: np.ndarray) -> float:
         return float(sum(p.log_partition(logw) for p in self.parts))
 
-    def uniform(self, size: int, gen: np.random.Generator) -> np.ndarray:
-        cols = [p.uniform(size, gen) for p in self.parts]
+    def _uniform(self, size: int, draws: InverseCDF) -> np.ndarray:
+        cols = [p._uniform(size, draws) for p in self.parts]
         return np.sort(np.concatenate(cols, axis=1), axis=1)
 
 
@@ -196,7 +207,7 @@ class _GraphicSampler(ProductBaseSampler):
     def _incident(self, node: int) -> np.ndarray:
         return self._inc_edges[self._inc_ptr[node]:self._inc_ptr[node + 1]]
 
-    def sample(self, logw: np.ndarray, size: int, gen: np.random.Generator) -> np.ndarray:
+    def bases(self, logw: np.ndarray, size: int, draws: InverseCDF) -> np.ndarray:
         logw = np.asarray(logw, dtype=np.float64)
         out = np.empty((size, self.rank), dtype=np.int64)
         if self.rank == 0:
@@ -206,19 +217,19 @@ class _GraphicSampler(ProductBaseSampler):
                 float(lw.max() - lw.min()) <= _WILSON_MAX_LOG_RATIO:
             cum = self._walk_tables(logw)
             for s in range(size):
-                out[s] = np.sort(self._wilson(cum, gen))
+                out[s] = np.sort(self._wilson(cum, draws))
             return out
         # One cache per law: the conductance of a decision depends only on its position in the
         # order and on the partition the included edges made, which draws often share.
         order = self._proper[np.argsort(-logw[self._proper], kind="stable")]
         memo: dict[tuple[int, bytes], float] = {}
         for s in range(size):
-            out[s] = np.sort(self._eliminate(logw, order, memo, gen))
+            out[s] = np.sort(self._eliminate(logw, order, memo, draws))
         return out
 
     # -- sequential edge inclusion ----------------------------------------------------------
     def _eliminate(self, logw: np.ndarray, order: np.ndarray,
-                   memo: dict[tuple[int, bytes], float], gen: np.random.Generator) -> np.ndarray:
+                   memo: dict[tuple[int, bytes], float], draws: InverseCDF) -> np.ndarray:
         """One spanning forest by sequential edge inclusion, heaviest edge first (module doc)."""
         root = np.arange(self.n_nodes)  # super-node of each node (included edges contracted)
         tree: list[int] = []
@@ -232,7 +243,7 @@ class _GraphicSampler(ProductBaseSampler):
                 c = memo[key] = self._conductance(a, b, logw, float(logw[e]), order[pos + 1:],
                                                   root)
             # P(e in forest | decisions so far) = 1 / (1 + c), c scaled by w_e
-            if c == 0.0 or gen.random() * (1.0 + c) < 1.0:
+            if draws.accept(c):
                 root[root == b] = a
                 tree.append(int(e))
                 if len(tree) == self.rank:
@@ -288,7 +299,7 @@ class _GraphicSampler(ProductBaseSampler):
             cum.append(c)
         return cum
 
-    def _wilson(self, cum: list[np.ndarray], gen: np.random.Generator) -> np.ndarray:
+    def _wilson(self, cum: list[np.ndarray], draws: InverseCDF) -> np.ndarray:
         """One spanning forest: a root per component, then loop-erased walks (Wilson 1996)."""
         in_tree = np.zeros(self.n_nodes, dtype=bool)
         _, first = np.unique(self.component, return_index=True)
@@ -300,7 +311,7 @@ class _GraphicSampler(ProductBaseSampler):
             node = start
             while not in_tree[node]:
                 inc = self._incident(node)
-                e = int(inc[np.searchsorted(cum[node], gen.random(), side="right")])
+                e = int(inc[draws.index(cum[node])])
                 nxt_edge[node] = e
                 node = int(v[e]) if u[e] == node else int(u[e])
             node = start
