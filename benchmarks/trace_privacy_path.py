@@ -7,7 +7,9 @@ Measured at run time with :func:`sys.setprofile` (Python 3.11 has no ``sys.monit
 * **epsilon validations**: outermost calls of an epsilon check (:data:`EPSILON_CHECKS`, and
   ``check_real`` whose ``name`` is ``"epsilon"``); a check called inside another counts once;
 * **first draw**: the first call of a noise backend's draw method (:data:`BACKEND_DRAWS`, or
-  running a prepared secure release) or of a numpy ``Generator`` method from ``dpsubmod/privacy``.
+  running a prepared secure release) or of a ``dpsubmod/privacy`` function whose code calls a
+  numpy ``Generator`` sampling method (:data:`GENERATOR_DRAWS`; numpy's ``Generator`` methods
+  emit no profiler event of their own, so the function that calls one marks the draw).
 
 Everything up to and including the first draw counts; the call then runs to its end untraced.
 One untraced run comes first, so that one-time imports are not counted.
@@ -53,6 +55,10 @@ EPSILON_CHECKS = {
 BACKEND_DRAWS = {"add_laplace", "add_gaussian", "add_l2_laplace", "exponential",
                  "report_noisy_max", "permute_and_flip"}
 
+#: The sampling methods of a numpy ``Generator``: a ``privacy/`` function naming one draws.
+GENERATOR_DRAWS = frozenset(m for m in dir(np.random.Generator) if not m.startswith("_")) - {
+    "bit_generator", "spawn"}
+
 _GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _RESUME = dis.opmap["RESUME"]
 
@@ -95,6 +101,7 @@ class _Tracer:
         self.out = PathTrace()
         self.rel: dict[str, str | None] = {}  # filename -> relative path (cached)
         self.open_checks: set[int] = set()  # frames of epsilon checks still running
+        self.drawing: dict[Any, bool] = {}  # code object -> calls a Generator sampling method
         self.done = False
 
     def where(self, frame: FrameType | None) -> str | None:
@@ -138,10 +145,19 @@ class _Tracer:
                 site = f"{caller}:{back.f_lineno}" if back is not None else "?"
                 out.epsilon_checks[f"{name} <- {site}"] += 1
             self.open_checks.add(id(frame))
-        if name in BACKEND_DRAWS and isinstance(frame.f_locals.get("self"), NoiseBackend):
+        if here.startswith("privacy/") and self.draws_noise(code):
+            self.stop(f"{name} ({here}:{code.co_firstlineno}) calls a Generator")
+        elif name in BACKEND_DRAWS and isinstance(frame.f_locals.get("self"), NoiseBackend):
             self.stop(f"{type(frame.f_locals['self']).__name__}.{name} ({here})")
         elif name == "__call__" and here == "privacy/_noise_backend.py":
             self.stop(f"Release.__call__ ({here})")
+
+    def draws_noise(self, code: Any) -> bool:
+        """Whether a function's code calls a ``Generator`` sampling method (cached)."""
+        hit = self.drawing.get(code)
+        if hit is None:
+            hit = self.drawing[code] = bool(GENERATOR_DRAWS.intersection(code.co_names))
+        return hit
 
     def stop(self, what: str) -> None:
         self.out.first_draw = what

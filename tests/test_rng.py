@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsubmod._rng import as_generator, check_rng, standard_gumbel
+from dpsubmod._rng import as_generator, check_rng
 from dpsubmod.errors import ParameterTypeError
+from dpsubmod.privacy.backends import standard_gumbel
 
 
 def test_standard_gumbel_is_gumbel():

@@ -41,3 +41,20 @@ def test_a_call_without_noise_has_no_first_draw(tracer):
     t = tracer.trace(lambda: dpsubmod.maximize(f, 2, method="greedy"))
     assert t.first_draw is None
     assert "offline/registry.py" in t.files and t.epsilon_validations == 0
+
+
+def test_a_draw_from_a_generator_inside_privacy_is_found(tracer):
+    """numpy's ``Generator`` methods emit no profiler event: the privacy function that calls one
+    marks the draw (here the product-base sampler's inverse CDF, on the numpy backend)."""
+    rng = np.random.default_rng(0)
+    f = dpsubmod.functions.FacilityLocation.from_records(rng.random((30, 2)), rng.random((6, 2)),
+                                                      bandwidth=0.3)
+    t = tracer.trace(lambda: dpsubmod.maximize(f, 2, "private_continuous_greedy", epsilon=1.0,
+                                               rng=0, steps=2))
+    assert t.first_draw is not None and "privacy/" in t.first_draw
+
+
+def test_private_greedy_validates_epsilon_at_most_twice(tracer):
+    """Once at the public entry (``maximize``), once where the step's mechanism is built."""
+    t = tracer.trace(tracer.CASES["private_greedy"](20, 5, 2))
+    assert t.epsilon_validations <= 2, t.epsilon_checks

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpsubmod._rng import standard_gumbel
 from dpsubmod.constraints import Knapsack
 from dpsubmod.extensions._closed_forms import _coverage_gradient, _coverage_gradients
 from dpsubmod.functions import Coverage
 from dpsubmod.online import Hedge
 from dpsubmod.polytopes import KnapsackPolytope, euclidean_projection, knapsack_rounding
+from dpsubmod.privacy.backends import standard_gumbel
 
 SEEDS = range(6)
 

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from .._log import get_logger
-from .._rng import RNGLike, as_generator, standard_gumbel
+from .._rng import RNGLike, as_generator
 from ..errors import ParameterTypeError, SeedWarning, ValidationError
 from ._noise_backend import NoiseBackend, Release
 from .exact import bernoulli, bernoulli_exp, discrete_gaussian, discrete_laplace, geometric_exp
@@ -75,6 +75,29 @@ __all__ = [
     "DEFAULT_GRID_BITS",
 ]
 
+
+def standard_gumbel(gen: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
+    """Standard Gumbel variates, drawn as :math:`-\\log E` with :math:`E \\sim \\mathrm{Exp}(1)`.
+
+    Exact in distribution (:math:`P(-\\log E \\le x) = e^{-e^{-x}}`, the Gumbel law) and about
+    2.5 times faster than ``Generator.gumbel``, which takes two logarithms per draw where the
+    ziggurat exponential sampler takes none. The exponential mechanism's Gumbel-max draws
+    run through this one function, so the numpy backend and Hedge's rows agree (noise is
+    drawn inside :mod:`dpsubmod.privacy` only).
+
+    Parameters
+    ----------
+    gen : numpy.random.Generator
+    size : int or tuple of int
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    e = gen.standard_exponential(size=size)
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    return e
 
 class NumpyBackend(NoiseBackend):
     """Fast, seeded floating-point noise from a :class:`numpy.random.Generator`.

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, standard_gumbel
+from .._rng import RNGLike
 from .._validation import check_int
 from ..errors import ValidationError
 from ._inputs import (
@@ -21,7 +21,7 @@ from ._inputs import (
     _positive,
     _sensitivity,
 )
-from .backends import NoiseBackend, resolve_backend
+from .backends import NoiseBackend, resolve_backend, standard_gumbel
 from .events import PrivacyEvent, rho_exponential
 from .mechanisms import Mechanism
 
