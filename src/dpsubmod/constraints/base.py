@@ -38,6 +38,12 @@ class Constraint(ABC):
         """Boolean mask over ``candidates`` (default all of ``range(n)``): ``S + e`` feasible and
         ``e`` not already in ``S``."""
 
+    @property
+    @abstractmethod
+    def max_size(self) -> int:
+        """The largest size of a feasible set, from the constraint's public parameters alone
+        (a private greedy plans this many steps before it sees any data)."""
+
     def _cand(self, candidates: object) -> np.ndarray:
         if candidates is None:
             return np.arange(self.n)
@@ -79,6 +85,10 @@ class Matroid(Constraint):
     @abstractmethod
     def is_independent(self, S: object) -> bool:
         """Whether ``S`` is independent."""
+
+    @property
+    def max_size(self) -> int:
+        return int(self.rank)
 
     def is_feasible(self, S: object) -> bool:
         return self.is_independent(S)

@@ -74,6 +74,22 @@ class Knapsack(Constraint):
                 f"the 'budget' is {self.budget!r}. Raise the budget or lower the costs."
             )
 
+    @property
+    def max_size(self) -> int:
+        order = np.argsort(self.costs, kind="stable")
+        k = int(np.searchsorted(np.cumsum(self.costs[order]), self.budget, side="right"))
+        # The knapsack accepts a set whose cost exceeds the budget by rounding (costs 0.1 x 3
+        # under budget 0.3): count the cheapest sets it accepts, so that a greedy of k steps
+        # stops only when nothing fits.
+        mask = np.zeros(self.n, dtype=bool)
+        mask[order[:k]] = True
+        while k < self.n:
+            mask[order[k]] = True
+            if not self.is_feasible(mask):
+                break
+            k += 1
+        return k
+
     def cost(self, S: object) -> float:
         """Total cost of ``S``."""
         return float(self.costs[set_mask(S, self.n)].sum())

@@ -95,7 +95,7 @@ from .._lazy import lazy_module
 from ..constraints import Constraint, Knapsack, UniformMatroid
 
 __all__ = ["greedy_guarantee", "em_greedy_guarantee", "no_guarantee", "continuous_guarantee",
-           "stepwise_ratio", "best_steps", "singletons_feasible", "max_feasible_size", "E1",
+           "stepwise_ratio", "best_steps", "singletons_feasible", "E1",
            "em_shortfall", "MAX_DEFAULT_STEPS"]
 
 special = lazy_module("scipy.special")
@@ -105,26 +105,6 @@ UNITS = "objective units"
 # The number of steps chosen for the user never exceeds this: each step costs a gradient (n
 # closed-form partial derivatives, or N (n + 1) evaluations when sampled).
 MAX_DEFAULT_STEPS = 256
-
-
-def max_feasible_size(constraint: Constraint) -> int:
-    """The largest size of a feasible set, from public information only."""
-    if isinstance(constraint, Knapsack):
-        order = np.argsort(constraint.costs, kind="stable")
-        k = int(np.searchsorted(np.cumsum(constraint.costs[order]), constraint.budget,
-                                side="right"))
-        # The knapsack accepts a set whose cost exceeds the budget by rounding (costs 0.1 x 3
-        # under budget 0.3): count the cheapest sets it accepts, so that a greedy of k steps
-        # stops only when nothing fits.
-        mask = np.zeros(constraint.n, dtype=bool)
-        mask[order[:k]] = True
-        while k < constraint.n:
-            mask[order[k]] = True
-            if not constraint.is_feasible(mask):
-                break
-            k += 1
-        return k
-    return int(constraint.rank)
 
 
 def singletons_feasible(constraint: Constraint) -> bool:
@@ -180,7 +160,7 @@ def em_greedy_guarantee(constraint: Constraint, n: int, weight: float, *, theore
             return no_guarantee(f"{theorem} over random candidate subsets: no bound is proved "
                                 "under a knapsack")
         return _knapsack_em_guarantee(constraint, ratio_weight, weight, theorem)
-    k = max_feasible_size(constraint)
+    k = constraint.max_size
     m = n if sample_size is None else min(n, sample_size)
     gamma = (1.0 + math.log(m)) / weight
     if isinstance(constraint, UniformMatroid):
@@ -214,7 +194,7 @@ def _knapsack_em_guarantee(constraint: Knapsack, ratio_weight: float, weight: fl
     alone = constraint.can_add(np.zeros(constraint.n, dtype=bool))
     m = int(alone.sum())
     c_max = float(np.max(constraint.costs[alone]))
-    k = max_feasible_size(constraint)
+    k = constraint.max_size
     b = constraint.budget * (1.0 + _KNAPSACK_SLACK)
     # E max_i eta_i: the integral of min(1, k (m-1) e^{-w u}) over u >= 0
     worst_step = 1.0 + math.log(k * (m - 1)) if m > 1 else 0.0
@@ -283,7 +263,7 @@ def continuous_guarantee(constraint: Constraint, *, noise_term: float, radius: f
     ratio = stepwise_ratio(steps, max(0.0, radius - 1.0 if integral else radius))
     stepwise = f"{theorem}; step by step (Calinescu et al. 2011, Lemma 3.3 coupling)"
     if value_bound is not None:
-        k = max_feasible_size(constraint)
+        k = constraint.max_size
         loss = value_bound if rounding_loss else 0.0
         bound = f"m_F <= value_bound = {value_bound:.4g}"
         options = [

@@ -20,7 +20,6 @@ from dpsubmod.errors import DPSubmodError
 from dpsubmod.functions import FacilityLocation
 from dpsubmod.offline.discrete import private_greedy as pg
 from dpsubmod.offline.discrete.private_greedy import _Scorer, greedy_path_distribution
-from dpsubmod.offline.guarantees import max_feasible_size
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.selection import ExponentialMechanism, exponential_mechanism_probabilities
 
@@ -47,7 +46,7 @@ def pipeline_distribution(f, kn: Knapsack, eps_step: float, tight: bool = True,
     costs = np.asarray(kn.costs, dtype=float)
     scorer = _Scorer(f.sensitivity, costs, float(costs.min()), tight=tight)
     sens = {k: v / scale for k, v in scorer.mechanism_sensitivity().items()}
-    k = max_feasible_size(kn)
+    k = kn.max_size
     greedy: dict[tuple, float] = {}
 
     def walk(st, path, p):
@@ -136,7 +135,7 @@ def test_whole_pipeline_exact_privacy(costs):
     the released set leaks through either the greedy branch or the singleton branch, and the
     other is averaged over."""
     kn = Knapsack(costs, budget=1.0)
-    k = max_feasible_size(kn)
+    k = kn.max_size
     eps = 1.0
     eps_step = eps / (k + 2)
     pairs = [worst_pair(), worst_pair(3)]

@@ -19,7 +19,7 @@ import pytest
 from dpsubmod import maximize
 from dpsubmod.constraints import Knapsack
 from dpsubmod.functions import Coverage, FacilityLocation
-from dpsubmod.offline.guarantees import E1, em_shortfall, max_feasible_size
+from dpsubmod.offline.guarantees import E1, em_shortfall
 from dpsubmod.privacy.selection import exponential_mechanism_probabilities
 from offline.discrete.test_knapsack_calibration import pipeline_distribution
 from oracles import brute_force_max
@@ -29,9 +29,9 @@ def test_a_cost_sum_equal_to_the_budget_up_to_rounding_counts_as_feasible():
     # 0.1 + 0.1 + 0.1 > 0.3 in floating point, but the knapsack accepts the three items
     kn = Knapsack([0.1] * 5, budget=0.3)
     assert kn.is_feasible(np.array([1, 1, 1, 0, 0], dtype=bool))
-    assert max_feasible_size(kn) == 3
-    assert max_feasible_size(Knapsack([0.5, 0.5, 1.0, 1.0, 0.7], budget=1.0)) == 2
-    assert max_feasible_size(Knapsack([1.0] * 5, budget=2.0 - 1e-9)) == 1
+    assert kn.max_size == 3
+    assert Knapsack([0.5, 0.5, 1.0, 1.0, 0.7], budget=1.0).max_size == 2
+    assert Knapsack([1.0] * 5, budget=2.0 - 1e-9).max_size == 1
     f = Coverage.from_records([[i] for i in range(5)] * 4, 5)
     # a budget large enough that the greedy set of three items wins the final choice
     r = maximize(f, kn, method="private_greedy", epsilon=1000.0, rng=0)

@@ -30,7 +30,7 @@ from .._common import (
     require_finite,
     resolve,
 )
-from ..guarantees import em_greedy_guarantee, max_feasible_size
+from ..guarantees import em_greedy_guarantee
 from ..registry import register
 from ..result import Result
 
@@ -183,7 +183,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
         )
     check_noise_parameter(exponential_mechanism_weight(2.0 * eps_prime, sensitivity=delta_sens),
                           "an exponential-mechanism weight of", caller)
-    k = max_feasible_size(constraint)
+    k = constraint.max_size
     # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
     # s = Delta; the call's guarantee is the whole-run (epsilon, delta) of gupta_privacy.
     plan = private_plan("private_greedy_decomposable", f,

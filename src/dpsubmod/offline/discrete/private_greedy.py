@@ -61,7 +61,7 @@ from .._common import (
     require_finite,
     resolve,
 )
-from ..guarantees import em_greedy_guarantee, max_feasible_size
+from ..guarantees import em_greedy_guarantee
 from ..registry import register
 from ..result import Result
 
@@ -201,7 +201,7 @@ def _private_greedy(call: PrivateCall, *, composition: str, sensitivity: float |
         )
     composition = check_composition(composition, caller)
     knap = is_knapsack(constraint)
-    k = max_feasible_size(constraint)
+    k = constraint.max_size
     if k == 0:
         raise ValidationError(f"The constraint of {caller} admits no non-empty feasible set.")
     steps = k + 2 if knap else k
@@ -271,7 +271,7 @@ def _private_stochastic_greedy(call: PrivateCall, *, accuracy: float, sample_siz
     accuracy = check_real(accuracy, "accuracy", low=0.0, high=1.0, low_open=True,
                           high_open=True, caller=call.caller)
     if sample_size is None:
-        k = max(1, max_feasible_size(call.constraint))
+        k = max(1, call.constraint.max_size)
         # -ln(accuracy): 1 / accuracy overflows for a subnormal accuracy
         sample_size = max(1, min(n, math.ceil(min(n / k * -math.log(accuracy), n))))
     return _private_greedy(call, sample_size=sample_size, composition=composition,
@@ -411,7 +411,7 @@ def greedy_path_distribution(f: SetFunction, constraint: object, *, weight: floa
     ``weight = eps_step / (2 Delta)`` this is the distribution of :func:`private_greedy`.
     """
     f, constraint = resolve(f, constraint, "greedy_path_distribution")
-    k = max_feasible_size(constraint) if steps is None else steps
+    k = constraint.max_size if steps is None else steps
     out: dict[tuple[int, ...], float] = {}
 
     def walk(st: FunctionState, path: tuple[int, ...], logp: float) -> None:

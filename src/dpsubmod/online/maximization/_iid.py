@@ -19,7 +19,6 @@ from typing import Any
 from ..._validation import check_int, check_real
 from ...constraints import Constraint, Knapsack, UniformMatroid
 from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
-from ...offline.guarantees import max_feasible_size
 
 #: The neighbouring relation of both learners' statements.
 NEIGHBOURING = ("function streams differing in one round's function (replaced by any other; "
@@ -47,7 +46,7 @@ def as_constraint(k: object, n: int, caller: str) -> Constraint:
             f"The constraint 'k' of {caller} is on a ground set of size {k.n} but the learner "
             f"plays on n={int(n)}; build the constraint on range(n)."
         )
-    if max_feasible_size(k) == 0:
+    if k.max_size == 0:
         raise ValidationError(
             f"The constraint 'k' of {caller} admits no non-empty feasible set; relax it.")
     return k

@@ -30,7 +30,7 @@ from ..._validation import check_delta, check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
-from ...offline.guarantees import em_greedy_guarantee, max_feasible_size
+from ...offline.guarantees import em_greedy_guarantee
 from ...offline.registry import constraint_kind, get_method, maximize
 from ...privacy.calibration import exponential_mechanism_weight
 from ...privacy.composition import split_budget
@@ -289,13 +289,13 @@ class PrivateEpochGreedy(Learner):
     def _step_weight(self, sensitivity: float) -> float:
         """The private greedy's exponential-mechanism weight at this sensitivity (as it
         calibrates: its steps share ``(epsilon, delta)`` by its ``composition="auto"``)."""
-        steps = max_feasible_size(self._constraint)
+        steps = self._constraint.max_size
         split = split_budget(float(self.epsilon), float(self.delta), steps, composition="auto",
                              bounded_range=True, caller=type(self).__name__)
         return exponential_mechanism_weight(split.epsilon_step, sensitivity=sensitivity)
 
     def _n_feasible(self) -> int:
-        r = max_feasible_size(self._constraint)
+        r = self._constraint.max_size
         n = int(self.n)
         return sum(math.comb(n, i) for i in range(r + 1))
 

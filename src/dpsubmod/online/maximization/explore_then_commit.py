@@ -37,7 +37,6 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
-from ...offline.guarantees import max_feasible_size
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
@@ -319,7 +318,7 @@ class PrivateExploreThenCommit(Learner):
 
     def _sizes(self) -> list[int]:
         n = int(self.n)
-        return [n - i for i in range(max_feasible_size(self._constraint))]
+        return [n - i for i in range(self._constraint.max_size)]
 
     def _m(self) -> int:
         if self.m is not None:
@@ -406,7 +405,7 @@ class PrivateExploreThenCommit(Learner):
         m = self._m()
         self._params = {"n": n, "T": int(self.T), "k": self.k, "epsilon": float(self.epsilon),
                         "bound": float(self.bound), "m": m,
-                        "stages": max_feasible_size(self._constraint),
+                        "stages": self._constraint.max_size,
                         "schedule": self.schedule,
                         "exploration_rounds": sum(a * p for N in self._sizes()
                                                   for a, p in stage_phases(N, m, self.schedule)),
