@@ -32,6 +32,7 @@ from dpsubmod.online import (
 )
 from dpsubmod.online.batched import inner_feedback, noise_margin
 from dpsubmod.online.protocol import Learner
+from dpsubmod.online.tags import LearnerTags
 from dpsubmod.privacy import Budget
 from dpsubmod.privacy.audit import exact_check
 from oracles import chi_square_pvalue
@@ -43,7 +44,8 @@ class _Threshold(Learner):
     """Tiny non-private bandit learner on ``{0, 1}``: plays ``{0}`` first, then ``{0}`` when the
     last feedback exceeds 1/2, else ``{1}``."""
 
-    feedback = "bandit"
+    _tags = LearnerTags(private=False, feedback="bandit", problem="maximization",
+                        assumption="oblivious")
     sense = "max"
 
     def __init__(self, n: int, T: int, *, rng=None):

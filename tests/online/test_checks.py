@@ -100,11 +100,23 @@ class _NeverTagged(Learner):
         pass
 
 
-class _Mistagged(OnlineGreedy):
-    """Tagged bandit, fed full information."""
+class _Redeclared(OnlineGreedy):
+    """Declares its feedback a second time, as a class attribute beside its tags."""
 
-    _tags = LearnerTags(private=False, feedback="bandit", problem="maximization",
-                        assumption="oblivious")
+    _tags = OnlineGreedy._tags
+    feedback = "full"
+
+
+class _RedeclaringBase(OnlineGreedy):
+    """A shared base that declares an assumption of its own for its subclasses."""
+
+    assumption = "iid"
+
+
+class _RedeclaredBelow(_RedeclaringBase):
+    """Tagged, under a base that redeclares the assumption (which shadows the tags)."""
+
+    _tags = OnlineGreedy._tags
 
 
 class _Unfinished(FIDP):
@@ -159,7 +171,8 @@ def _greedy(cls):
     (_greedy, _NeverTagged, "declares no tags of its own"),
     (_fidp, _Unfrozen, "could be set after construction"),
     (_fidp, _Unfinished, "accepted a run stated"),
-    (_greedy, _Mistagged, "tagged feedback='bandit' but its feedback is 'full'"),
+    (_greedy, _Redeclared, r"declares feedback as a class attribute \(on _Redeclared\)"),
+    (_greedy, _RedeclaredBelow, r"declares assumption as a class attribute \(on _Redeclaring"),
     (_fidp, _NumpyOnly, "accepts backend='secure', which its tags leave out"),
     (_greedy, _Unseeded, "two clones with one seed play differently"),
     (_greedy, _ForgetsOnPickle, "plays differently after a pickle round trip"),
@@ -172,6 +185,20 @@ def test_the_checker_catches_a_broken_learner(build, broken, match):
 def test_the_parent_of_each_control_passes():
     check_learner(_fidp(FIDP))
     check_learner(OnlineGreedy(N, T, 2, rng=0))
+
+
+def test_feedback_and_assumption_are_read_only_views_of_the_tags():
+    learner = OnlineGreedy(N, T, 2, rng=0)
+    tags = OnlineGreedy.tags()
+    assert (OnlineGreedy.feedback, OnlineGreedy.assumption) == (tags.feedback, tags.assumption)
+    assert (learner.feedback, learner.assumption) == ("full", "oblivious")
+    for attr in ("feedback", "assumption"):
+        with pytest.raises(AttributeError, match=f"read from the class's tags.*{attr}="):
+            setattr(learner, attr, "bandit")
+        with pytest.raises(AttributeError, match="read from the class's tags"):
+            delattr(learner, attr)
+    # a class without tags has neither (and getattr's default applies)
+    assert getattr(_NeverTagged, "feedback", None) is None
 
 
 def test_a_learner_tagged_private_without_a_plan_is_an_error_not_privacy_none():

@@ -28,6 +28,7 @@ from dpsubmod.online import (
     run,
     stochastic_stream,
 )
+from dpsubmod.online.tags import LearnerTags
 from oracles import all_values, random_concave_minus_modular, random_cut_plus_modular
 
 N, T = 4, 30
@@ -126,7 +127,8 @@ def test_comparator_options():
 class _FirstElement(Learner):
     """A maximization learner that always plays {0} (to test the maximization path)."""
 
-    feedback = "full"
+    _tags = LearnerTags(private=False, feedback="full", problem="maximization",
+                        assumption="oblivious")
     sense = "max"
 
     def __init__(self, n, T, *, k=1, rng=None):

@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsubmod.errors import DPSubmodError, GroundSetMismatchError, ValidationError
+from dpsubmod.errors import (
+    DPSubmodError,
+    GroundSetMismatchError,
+    StreamLengthError,
+    ValidationError,
+)
 from dpsubmod.online import Hedge
 from dpsubmod.online.oco import hedge_draw_epsilon, hedge_epsilon, hedge_eta, tight_hedge_eta
 from dpsubmod.privacy import exponential_mechanism_probabilities
@@ -222,3 +227,23 @@ def test_a_huge_eta_follows_the_leader_quietly():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(h.probabilities(), [[0.0, 1.0, 0.0]])
         assert all(int(np.asarray(h.sample()).ravel()[0]) == 1 for _ in range(5))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "secure"])
+def test_private_draws_are_charged_by_the_mechanism_to_the_plans_allowance(backend):
+    h = Hedge(5, 0.2, copies=2, max_draws=3, delta=1e-6, backend=backend,
+              rng=0 if backend == "numpy" else None)
+    h.sample()  # uniform weights, before any gain: data-independent, not charged
+    assert h._allowance.events == ()
+    one = h._mechanism.privacy_map()  # one release: a draw per copy, each 2 eta-DP
+    assert (one.epsilon, one.count) == (hedge_draw_epsilon(0.2, backend=backend), 2)
+    planned = h.plan.events
+    assert len(planned) == 1 and planned[0].count == 6
+    assert (planned[0].epsilon, planned[0].backend) == (one.epsilon, one.backend)
+    for _ in range(3):
+        h.update(np.full((2, 5), 0.5))
+        h.sample()
+    assert h._allowance.events == (one,) * 3 and h._allowance.unused == 0
+    with pytest.raises(StreamLengthError, match="max_draws=3"):
+        h.sample()
+    assert h.draws == 4 and h._allowance.unused == 0

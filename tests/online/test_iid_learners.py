@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from dpsubmod._guarantee import ASSUMPTIONS
 from dpsubmod.constraints import Knapsack, PartitionMatroid
 from dpsubmod.errors import BudgetExceededError, DPSubmodError, SeedWarning
 from dpsubmod.experiments.problems import LEARNERS
@@ -221,12 +221,13 @@ def test_secure_backend_runs_under_the_same_statement():
         assert learner._allowance.unused == 0
 
 
-def test_every_registered_learner_declares_its_assumption():
-    from dpsubmod import online
-
+def test_every_registered_learner_states_the_assumption_its_tags_declare():
     for name, spec in LEARNERS.items():
-        assert spec.assumption in ASSUMPTIONS, name
-        assert getattr(online, name).assumption == spec.assumption, name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rates clipped at a tiny horizon
+            g = spec.factory(6, 50, 2, 1.0, 1e-6, 0).guarantee
+        # a learner whose bound names its assumption itself must name the one it is tagged with
+        assert g is None or g.assumption == spec.assumption, name
     assert LEARNERS["PrivateEpochGreedy"].assumption == "iid"
     assert LEARNERS["FIDP"].assumption == "oblivious"
 

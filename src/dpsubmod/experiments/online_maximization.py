@@ -199,7 +199,6 @@ class UniformRandom(Learner):
 
     _tags = LearnerTags(private=False, feedback="full", problem="maximization",
                         assumption="oblivious")
-    feedback = "full"
     sense = "max"
 
     def __init__(self, n: int, T: int, k: int, *, rng: object = None):

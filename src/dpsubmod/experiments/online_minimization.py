@@ -81,7 +81,6 @@ class RandomSet(Learner):
 
     _tags = LearnerTags(private=False, feedback="full", problem="minimization",
                         assumption="oblivious")
-    feedback = "full"
     sense = "min"
 
     def __init__(self, n: int, T: int, *, empty: bool = False, rng: object = None):
@@ -305,7 +304,7 @@ def _cell(name: str, stream_seed: np.random.SeedSequence, Ts: Sequence[int], eps
         private = learner.is_private
         rows.append({
             "learner": name, "calibrations": calibrations, "private": private,
-            "feedback": learner.feedback,
+            "feedback": learner.tags().feedback,
             "T": T, "epsilon": epsilon if private else math.inf,
             "regret": tr.final_regret, "expected_regret": tr.final_expected_regret,
             "regret_per_round": tr.final_expected_regret / T,

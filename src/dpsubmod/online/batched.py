@@ -183,9 +183,6 @@ class BatchedPrivateBandit(Learner):
     _tags = LearnerTags(private=True, feedback="bandit", problem=("minimization", "maximization"),
                         assumption="oblivious", backends=NOISE_BACKENDS)
 
-    feedback = "bandit"
-    assumption = "oblivious"
-
     def __init__(self, learner: Any, *, epsilon: float, batch: int | None = None,
                  shrink: bool = True, backend: Any = None, rng: RNGLike = None,
                  budget: Any = None):
@@ -226,7 +223,7 @@ class BatchedPrivateBandit(Learner):
                 f"non-private bandit learner such as BanditOnlineGreedy); got "
                 f"{type(self.learner).__name__}.")
         inner = type(self.learner).__name__
-        if self.learner.feedback != "bandit":
+        if self.learner.tags().feedback != "bandit":
             raise ValidationError(
                 f"The 'learner' parameter of {name} is {inner}, a full-information learner; "
                 "batching releases one noisy mean reward per batch, so it wraps a bandit "

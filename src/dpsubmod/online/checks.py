@@ -40,7 +40,7 @@ from ..errors import (
 from ..functions import Modular
 from ..privacy.budget import Budget
 from .protocol import OnlineBase
-from .tags import NOISE_BACKENDS, LearnerTags
+from .tags import NOISE_BACKENDS, LearnerTags, Tagged
 
 __all__ = ["check_learner", "iter_checks", "check_tags", "check_privacy_statement",
            "check_refusal_changes_nothing", "check_charge_matches_statement",
@@ -107,19 +107,20 @@ def iter_checks(learner: OnlineBase) -> Iterator[tuple[str, Callable[[OnlineBase
 # the checks
 # ---------------------------------------------------------------------------------------------
 def check_tags(learner: OnlineBase) -> None:
-    """The class declares its own :class:`~dpsubmod.online.tags.LearnerTags`, and they agree
-    with what the learner does: its ``feedback``, ``sense`` and ``assumption`` attributes, a
-    ``budget=`` and a ``backend=`` parameter when private."""
+    """The class declares its own :class:`~dpsubmod.online.tags.LearnerTags`, as the one
+    declaration of its feedback and assumption (no class of its hierarchy redeclares them as
+    attributes, which would shadow the tags), and the tags agree with what the learner does:
+    its ``sense``, a ``budget=`` and a ``backend=`` parameter when private."""
     cls, name = type(learner), type(learner).__name__
     tags = cls.__dict__.get("_tags")
     _require(isinstance(tags, LearnerTags), name,
              "declares no tags of its own: set _tags = LearnerTags(...) on the class (inherited "
              "tags may describe the parent, not this class)")
     for attr in ("feedback", "assumption"):
-        value = getattr(cls, attr, None)
-        if isinstance(value, str):
-            _require(getattr(tags, attr) == value, name,
-                     f"is tagged {attr}={getattr(tags, attr)!r} but its {attr} is {value!r}")
+        where = [k.__name__ for k in cls.__mro__ if k is not Tagged and attr in vars(k)]
+        _require(not where, name,
+                 f"declares {attr} as a class attribute (on {', '.join(where)}) beside its tags; "
+                 f"delete it: {attr} is read from _tags = LearnerTags(..., {attr}=...)")
     sense = getattr(learner, "sense", None)
     if sense in ("min", "max") and set(tags.problems) <= {"minimization", "maximization"}:
         problem = "minimization" if sense == "min" else "maximization"

@@ -320,7 +320,8 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     has_expected = bool(expected)
     learner_time = 0.0
     evaluations = 0
-    bandit = player.feedback == "bandit"
+    feedback = player.tags().feedback
+    bandit = feedback == "bandit"
     mask = np.zeros(n, dtype=bool)
     for t, f in enumerate(functions):
         if t >= horizon:
@@ -407,7 +408,7 @@ def run(learner: Learner, stream: Stream | Iterable[SetFunction], *,
     c1 = time.perf_counter()
 
     return Trace(
-        learner=repr(player), name=type(player).__name__, feedback=player.feedback, sense=sense,
+        learner=repr(player), name=type(player).__name__, feedback=feedback, sense=sense,
         n=n, T=T, packed_selections=cols.final("sets"), values=values, expected_values=expv,
         comparator=hind, comparator_values=comp_vals, alpha=float(alpha), regret=regret,
         expected_regret=exp_regret, epsilon=cols.final("epsilon"), privacy=player.privacy,

@@ -65,7 +65,6 @@ from .tags import Tagged
 
 Feedback = Literal["full", "bandit"]
 Sense = Literal["min", "max"]
-Assumption = Literal["iid", "oblivious", "adaptive"]
 
 
 def as_selection(mask: np.ndarray) -> tuple[int, ...]:
@@ -307,9 +306,8 @@ class RoundProtocol(OnlineBase):
         public parameters before round 1."""
         self._ensure_state()
         g = self._guarantee()
-        declared = getattr(type(self), "assumption", None)
-        if g is not None and not g.assumption and declared:
-            g = dataclasses.replace(g, assumption=declared)
+        if g is not None and not g.assumption:
+            g = dataclasses.replace(g, assumption=self.tags().assumption)
         return g
 
     def _guarantee(self) -> Any:
@@ -356,9 +354,9 @@ class RoundProtocol(OnlineBase):
 class Learner(RoundProtocol):
     """Base class of online set-selection learners (minimization or maximization).
 
-    Subclasses declare their tags (``_tags``, a :class:`~dpsubmod.online.tags.LearnerTags`),
-    set the class attributes ``feedback`` and ``sense``, store their parameters (they must
-    include ``n``, ``T`` and ``rng``) and end ``__init__`` with
+    Subclasses declare their tags (``_tags``, a :class:`~dpsubmod.online.tags.LearnerTags`:
+    among them ``feedback`` and ``assumption``), set the class attribute ``sense``, store their
+    parameters (they must include ``n``, ``T`` and ``rng``) and end ``__init__`` with
     ``self._finish_construction(ThisClass)``, and implement ``_reset()`` (calling
     ``super()._reset()`` first), ``_select() -> mask`` and ``_update(feedback)``. The base class
     enforces the protocol: ``select`` and ``update`` alternate, at most ``T`` rounds are played,
@@ -368,14 +366,14 @@ class Learner(RoundProtocol):
     Class attributes
     ----------------
     feedback : {"full", "bandit"}
-        What :meth:`update` receives.
+        What :meth:`update` receives; read-only, read from the class's tags.
     sense : {"min", "max"}
         ``"min"``: feedback values are losses to minimise; ``"max"``: rewards to maximise.
-    assumption : {"iid", "oblivious", "adaptive"} or None
+    assumption : {"iid", "oblivious", "adaptive"}
         What the learner's regret bound (:attr:`guarantee`) assumes of the stream: i.i.d.
         rounds, an oblivious adversary (the functions fixed before the run) or an adaptive one
-        (each function may depend on earlier plays). Its privacy holds for every stream
-        whatever this says. ``None`` only on learners that state no bound.
+        (each function may depend on earlier plays); read-only, read from the class's tags.
+        Its privacy holds for every stream whatever this says.
 
     Notes
     -----
@@ -385,9 +383,7 @@ class Learner(RoundProtocol):
     clone would be a second release, charged again).
     """
 
-    feedback: ClassVar[Feedback] = "full"
     sense: ClassVar[Sense] = "min"
-    assumption: ClassVar[Assumption | None] = None
 
     # -- protocol -----------------------------------------------------------------------------
     def select(self) -> tuple[int, ...]:
@@ -429,7 +425,7 @@ class Learner(RoundProtocol):
             The feedback has the wrong type for this learner.
         """
         self._check_pending()
-        if self.feedback == "full":
+        if self.tags().feedback == "full":
             if not isinstance(feedback, SetFunction):
                 raise ParameterTypeError(
                     f"{type(self).__name__} is a full-information learner: update() takes the "

@@ -4,9 +4,11 @@ Every learner class states, in a :class:`LearnerTags` stored as its ``_tags`` cl
 and read with ``learner.tags()`` (or ``LearnerClass.tags()``), whether it is private, what
 feedback it takes, which problem it solves, what its regret bound assumes of the stream, and
 which noise backends it can draw from. The tags are data, as river's ``_tags`` and
-scikit-learn's estimator tags are: the shared checker
+scikit-learn's estimator tags are: the protocol, the harness, the shared checker
 (:func:`dpsubmod.online.checks.check_learner`) and the experiment tables read them instead of
-keeping their own lists.
+keeping their own lists. They are the class's one declaration of its feedback and its
+assumption: ``learner.feedback`` and ``learner.assumption`` (on a class or an instance) are
+read-only views of its tags, never separate class attributes.
 
 Each concrete learner class declares its own tags, even when a parent's would do: a subclass
 that inherited ``private=True`` from a private parent while switching the noise off (as
@@ -95,12 +97,45 @@ class LearnerTags:
         return (self.problem,) if isinstance(self.problem, str) else tuple(self.problem)
 
 
+class _FromTags:
+    """A read-only attribute of a learner class and its instances, read from the class's tags
+    (so that it cannot disagree with them)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        try:
+            tags = owner.tags()  # type: ignore[attr-defined]
+        except TypeError as err:  # as a missing attribute, so that getattr(..., default) works
+            raise AttributeError(str(err)) from err
+        return getattr(tags, self._name)
+
+    def __set__(self, obj: object, value: object) -> None:
+        raise AttributeError(self._refusal(obj))
+
+    def __delete__(self, obj: object) -> None:
+        raise AttributeError(self._refusal(obj))
+
+    def _refusal(self, obj: object) -> str:
+        return (f"{type(obj).__name__}.{self._name} is read from the class's tags and cannot "
+                f"be set; declare it in _tags = LearnerTags(..., {self._name}=...).")
+
+
 class Tagged:
     """What the learner base class (:class:`~dpsubmod.online.OnlineBase`) reads from a class's
-    tags: the tags themselves, whether an instance is private, and its plan held to them."""
+    tags: the tags themselves, the feedback and assumption they declare, whether an instance
+    is private, and its plan held to them."""
 
     #: The class's declaration; every concrete learner class sets its own.
     _tags: ClassVar[LearnerTags]
+
+    #: What ``update`` receives, ``"full"`` or ``"bandit"``: the tags' ``feedback``
+    #: (read-only, on the class and on its instances).
+    feedback = _FromTags()
+    #: What the learner's regret bound assumes of the stream, ``"iid"``, ``"oblivious"`` or
+    #: ``"adaptive"``: the tags' ``assumption`` (read-only, on the class and on its instances).
+    assumption = _FromTags()
 
     @classmethod
     def tags(cls) -> LearnerTags:

@@ -84,10 +84,9 @@ class BanditConvexLearner(RoundProtocol):
     and ``_exploration()``.
     """
 
-    feedback: ClassVar[str] = "bandit"
     sense: ClassVar[str] = "min"
-    # Ene, Nguyen and Vladu (2021) assume the losses do not react to the exploration.
-    assumption: ClassVar[str] = "oblivious"
+    # The subclasses' tags say assumption="oblivious": Ene, Nguyen and Vladu (2021) assume
+    # the losses do not react to the exploration.
     _feedback_hint: ClassVar[str] = "update(value) with the loss at the played point"
 
     @property

@@ -68,7 +68,6 @@ def _gamma(gamma: float | None, default: float, caller: str, what: str, *,
 class _BanditExperts(HedgeExperts):
     """Bandit machinery: exploration rounds, sparse updates, expected values."""
 
-    feedback = "bandit"
     # A neighbouring stream changes the value observed in one round; if that round explores
     # (expert i, action a, both data-independent) only G[i, a] moves, by at most 1: the later
     # draws of expert i are each eta-DP and the other experts' draws do not change at all.

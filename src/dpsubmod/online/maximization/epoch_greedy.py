@@ -216,9 +216,7 @@ class PrivateEpochGreedy(Learner):
     _tags = LearnerTags(private=True, feedback="full", problem="maximization",
                         assumption="iid", backends=NOISE_BACKENDS)
 
-    feedback = "full"
     sense = "max"
-    assumption = "iid"
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, delta: float = 0.0,
                  method: str = "private_greedy", first_epoch: int = 1,

@@ -216,9 +216,8 @@ class HedgeExperts(Learner):
     """Shared machinery: calibration, the Hedge bank, the privacy plan, diagnostics."""
 
     sense = "max"
-    # The Hedge argument per expert needs the sequence fixed before the game (Perez-Salazar
-    # and Cummings 2021, Section 3).
-    assumption = "oblivious"
+    # The subclasses' tags say assumption="oblivious": the Hedge argument per expert needs
+    # the sequence fixed before the game (Perez-Salazar and Cummings 2021, Section 3).
     _draws_label = "T - 1"
     #: Whether a neighbouring stream moves one score of one expert only (bandit feedback):
     #: then only that expert's later draws differ, each ``eta``-DP, where full information

@@ -274,9 +274,7 @@ class PrivateExploreThenCommit(Learner):
     _tags = LearnerTags(private=True, feedback="bandit", problem="maximization",
                         assumption="iid", backends=NOISE_BACKENDS)
 
-    feedback = "bandit"
     sense = "max"
-    assumption = "iid"
 
     def __init__(self, n: int, T: int, k: Any, *, epsilon: float, m: int | None = None,
                  schedule: str = "halving", restart: int | None = None, bound: float = 1.0,

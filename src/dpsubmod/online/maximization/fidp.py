@@ -117,8 +117,6 @@ class FIDP(HedgeExperts):
     _tags = LearnerTags(private=True, feedback="full", problem="maximization",
                         assumption="oblivious", backends=NOISE_BACKENDS)
 
-    feedback = "full"
-
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float | None = None,
                  eta: float | None = None, calibration: str = "tight",
                  composition: str = "auto", distinct: bool = True,

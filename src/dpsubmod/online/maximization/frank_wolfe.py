@@ -53,10 +53,8 @@ class FrankWolfeLearner(Learner):
     """K online linear optimizers, the Frank-Wolfe path, rounding and gradients."""
 
     sense = "max"
-    feedback = "full"
-    # The FTRL oracles' analysis takes the functions fixed in advance (Sadeghi and Fazel
-    # 2021; Chen, Hassani and Karbasi 2018).
-    assumption = "oblivious"
+    # The subclasses' tags say assumption="oblivious": the FTRL oracles' analysis takes the
+    # functions fixed in advance (Sadeghi and Fazel 2021; Chen, Hassani and Karbasi 2018).
 
     def __init__(self, n: int, T: int, constraint: object, *, K: int | str | None, bound: float,
                  gradient: str, n_samples: int, rng: RNGLike, caller: str):

@@ -173,9 +173,7 @@ class PrivateTreeExperts(Learner):
     _tags = LearnerTags(private=True, feedback="full", problem="maximization",
                         assumption="adaptive", backends=NOISE_BACKENDS)
 
-    feedback = "full"
     sense = "max"
-    assumption = "adaptive"
 
     def __init__(self, n: int, T: int, k: int, *, epsilon: float, delta: float = 0.0,
                  noise: str = "gaussian", eta: float | None = None, honaker: bool = True,

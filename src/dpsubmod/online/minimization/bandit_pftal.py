@@ -98,7 +98,6 @@ class BanditSubmodPFTAL(_SubmodBase):
     _tags = LearnerTags(private=True, feedback="bandit", problem="minimization",
                         assumption="oblivious", backends=NOISE_BACKENDS)
 
-    feedback = "bandit"
     _caller = "BanditSubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float,

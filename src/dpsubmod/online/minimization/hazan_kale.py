@@ -74,8 +74,8 @@ def _descend(x: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
 
 class _OGDBase(Learner):
     sense = "min"
-    # The bounds are stated for a sequence fixed in advance (as for the private learners).
-    assumption = "oblivious"
+    # The subclasses' tags say assumption="oblivious": the bounds are stated for a sequence
+    # fixed in advance (as for the private learners).
 
     @abstractmethod
     def _resolve(self) -> dict[str, Any]:
@@ -129,8 +129,6 @@ class HazanKale(_OGDBase):
 
     _tags = LearnerTags(private=False, feedback="full", problem="minimization",
                         assumption="oblivious", backends=())
-
-    feedback = "full"
 
     def __init__(self, n: int, T: int, *, M: float, eta: float | None = None, x1: object = None,
                  rng: RNGLike = None):
@@ -203,8 +201,6 @@ class BanditHazanKale(_OGDBase):
 
     _tags = LearnerTags(private=False, feedback="bandit", problem="minimization",
                         assumption="oblivious", backends=())
-
-    feedback = "bandit"
 
     def __init__(self, n: int, T: int, *, M: float, gamma: float | None = None,
                  eta: float | None = None, x1: object = None, rng: RNGLike = None):

@@ -150,8 +150,6 @@ class _SubmodBase(Learner):
     privacy plan."""
 
     sense = "min"
-    # Cardoso and Cummings (2018) bound the regret of a sequence fixed in advance.
-    assumption = "oblivious"
     #: The learner's name in error messages and in :data:`CALIBRATIONS` (kept by subclasses).
     _caller: str
 
@@ -405,7 +403,6 @@ class SubmodPFTAL(_SubmodBase):
     _tags = LearnerTags(private=True, feedback="full", problem="minimization",
                         assumption="oblivious", backends=NOISE_BACKENDS)
 
-    feedback = "full"
     _caller = "SubmodPFTAL"
 
     def __init__(self, n: int, T: int, *, M: float, epsilon: float, H: float | str | None = None,

@@ -8,8 +8,10 @@ works with the log-weights :math:`\eta G` (log-sum-exp for probabilities, the Gu
 for draws), so no overflow occurs however large :math:`\eta t` grows.
 
 Every draw is an exponential-mechanism draw with score sensitivity 1 (gains are clipped to
-``[0, 1]``), hence :math:`2\eta`-DP; :mod:`dpsubmod.online.oco.hedge_privacy` composes the draws
-and calibrates the rate.
+``[0, 1]``), hence :math:`2\eta`-DP: a release of the
+:class:`~dpsubmod.privacy.weights.ExponentialWeights` mechanism, whose privacy map gives the
+run's plan and which charges each data-dependent draw to the plan's allowance before drawing;
+:mod:`dpsubmod.online.oco.hedge_privacy` composes the draws and calibrates the rate.
 
 References
 ----------
@@ -20,6 +22,7 @@ private online submodular maximization", AISTATS 2021 (arXiv:2010.12816), Algori
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -29,17 +32,12 @@ from ..._validation import check_delta, check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, StreamLengthError, ValidationError
 from ...privacy.backends import resolve_backend
 from ...privacy.composition import check_composition, compose
-from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from ...privacy.weights import ExponentialWeights
 from .._plans import learner_backend, run_plan
 from ..protocol import OnlineBase
 from ..tags import NOISE_BACKENDS, LearnerTags
-from .hedge_privacy import (
-    check_backend_param,
-    check_eta,
-    hedge_draw_epsilon,
-)
+from .hedge_privacy import check_backend_param, check_eta
 
 
 def clip_gains(g: np.ndarray) -> np.ndarray:
@@ -143,16 +141,21 @@ class Hedge(OnlineBase):
         """Whether the run has no privacy statement (``max_draws=None``)."""
         return self.max_draws is None
 
+    def _draw_mechanism(self, backend: Any) -> ExponentialWeights:
+        """The mechanism of a draw: one exponential-weights row per copy, at weight ``eta``."""
+        return ExponentialWeights(weight=float(self.eta), rows=int(self.copies), backend=backend)
+
     def _privacy_plan(self) -> PrivacyPlan | None:
-        """``copies * max_draws`` exponential-mechanism draws; ``None`` without ``max_draws``."""
+        """``max_draws`` releases of the draw's mechanism (``copies * max_draws``
+        exponential-mechanism draws), from its privacy map; ``None`` without ``max_draws``."""
         if self.max_draws is None:
             return None
 
         def build() -> PrivacyPlan:
-            e0 = hedge_draw_epsilon(self.eta, backend=self.backend)
-            count = int(self.copies) * int(self.max_draws)
-            event = PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw", count=count,
+            # calibrated only, never drawn from: a numpy backend here needs no seed
+            draw = self._draw_mechanism(self.backend).privacy_map()
+            event = dataclasses.replace(
+                draw, count=draw.count * int(self.max_draws),
                 note=f"{int(self.copies)} copies x {int(self.max_draws)} data-dependent draws, "
                      f"eta={float(self.eta):.6g}, score sensitivity 1")
             dlt = float(self.delta)
@@ -179,11 +182,11 @@ class Hedge(OnlineBase):
         numpy_named = self.backend is None or (isinstance(self.backend, str)
                                                and self.backend == "numpy")
         self._backend = resolve_backend(self.backend, self._gen if numpy_named else None)
-        self._mechanism = ExponentialWeights(weight=float(self.eta), rows=int(self.copies),
-                                             backend=self._backend)
+        self._mechanism = self._draw_mechanism(self._backend)
         self._draws = 0
         self._fed = False  # no gain yet: the weights are uniform and a draw is data-independent
         self._dependent = 0
+        # the data-dependent draws are charged to the plan's allowance (None without a plan)
         self._allowance = self._run_allowance()
 
     def _ensure_state(self) -> None:
@@ -241,6 +244,7 @@ class Hedge(OnlineBase):
             raise ValidationError(
                 f"Hedge.sample(distinct=True) needs copies <= n; this Hedge has "
                 f"copies={self.copies} and n={self.n}. Pass distinct=False.")
+        budget = None
         if self._fed and self._allowance is not None:
             if self._dependent >= int(self.max_draws):  # type: ignore[arg-type]
                 raise StreamLengthError(
@@ -248,12 +252,13 @@ class Hedge(OnlineBase):
                     "copy and has made them all; nothing was drawn. Build it with a larger "
                     "max_draws, or reset() it (a new run)."
                 )
-            self._allowance.charge(PrivacyEvent.exponential(
-                hedge_draw_epsilon(self.eta, backend=self.backend), mechanism="hedge_draw",
-                count=int(self.copies)))
+            budget = self._allowance
+        # charge (a data-dependent draw), then draw
+        out = self._mechanism.release(self._G, budget=budget, distinct=distinct)
+        if budget is not None:
             self._dependent += 1
         self._draws += 1
-        return self._mechanism.release(self._G, distinct=distinct)
+        return out
 
     def update(self, gains: object) -> None:
         """Add one gain vector per copy (shape ``(copies, n)``, or ``(n,)`` when ``copies == 1``);
