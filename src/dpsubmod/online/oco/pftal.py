@@ -200,30 +200,54 @@ class PFTAL(OnlineBase):
         return project_box(y) if self.project is None else np.asarray(self.project(y), float)
 
     def _reset(self) -> None:
-        d = int(self.dim)
         if self.x1 is None:
-            x = self._project(np.zeros(d))
+            x = self._project(np.zeros(int(self.dim)))
         else:
             x = np.array(self.x1, dtype=np.float64)
             if np.max(np.abs(self._project(x) - x)) > 1e-12:
                 raise ValidationError(
                     "The 'x1' parameter of PFTAL must be a point of the domain (project(x1) == x1)."
                 )
-        self._x = x
-        self._xsum = np.zeros(d)
-        self._t = 0
-        if self.noise_off:
-            self._exact = np.zeros(d)
-            self._tree = None
-        else:
-            self._exact = None
-            self._tree = TreeAggregator(
-                int(self.T), d, noise=self.noise, sensitivity=self.calibrated_sensitivity,
-                epsilon=float(self.epsilon),
+        tree = None
+        if not self.noise_off:
+            tree = TreeAggregator(
+                int(self.T), int(self.dim), noise=self.noise,
+                sensitivity=self.calibrated_sensitivity, epsilon=float(self.epsilon),
                 delta=float(self.delta) if self.noise == "gaussian" else 0.0,
                 budget=self._run_allowance(),
                 **tree_backend(self.backend, as_generator(self.rng)))
+        self._start(x, tree)
+
+    def _start(self, x: np.ndarray, tree: TreeAggregator | None) -> None:
+        """Start a run at the point ``x`` with the counter ``tree`` (``None``: noise off)."""
+        d = int(self.dim)
+        self._x = x
+        self._xsum = np.zeros(d)
+        self._t = 0
+        self._tree = tree
+        self._exact = np.zeros(d) if tree is None else None
         self._v = np.zeros(d)
+
+    @classmethod
+    def _running(cls, dim: int, T: int, *, H: float, epsilon: float,
+                 sensitivity: float | None, x1: np.ndarray, noise: str, delta: float,
+                 backend: Any, rng: Any, tree: TreeAggregator | None) -> PFTAL:
+        """The PFTAL a learner plays through, started at ``x1`` (a point of the cube) with the
+        counter ``tree`` (``None`` when the noise is off).
+
+        The learner validated these values at its own public entry, chose the backend, stated
+        the run's plan and built ``tree`` on its own allowance: nothing is checked, chosen,
+        planned or charged again here. The parameters are stored, and frozen, as the public
+        constructor stores them.
+        """
+        obj = cls.__new__(cls)
+        # written to the instance dict: these are stored once, already frozen
+        vars(obj).update(dim=dim, T=T, H=H, epsilon=epsilon, sensitivity=sensitivity,
+                         lipschitz=None, project=None, x1=x1, noise=noise, delta=delta,
+                         rng=rng, budget=None, backend=backend, _backend_given=backend,
+                         _frozen=True)
+        obj._start(np.array(x1, dtype=np.float64), tree)
+        return obj
 
     def _ensure_state(self) -> None:
         if not hasattr(self, "_x"):
