@@ -41,3 +41,14 @@ def test_a_call_without_noise_has_no_first_draw(tracer):
     t = tracer.trace(lambda: dpsubmod.maximize(f, 2, method="greedy"))
     assert t.first_draw is None
     assert "offline/registry.py" in t.files and t.epsilon_validations == 0
+
+
+def test_submod_pftal_checks_the_users_epsilon_once(tracer):
+    # The constructor checks the user's arguments; the plan's counter, the run's counter and
+    # the inner PFTAL are built from the checked values, so nothing below it checks epsilon
+    # again. PrivacyEvent's checks of its own fields (privacy/events.py) are counted apart.
+    t = tracer.trace(tracer.CASES["SubmodPFTAL"](3, 3))
+    assert t.first_draw is not None
+    above = {site: c for site, c in t.epsilon_checks.items()
+             if "<- privacy/events.py:" not in site}
+    assert sum(above.values()) <= 1, above
