@@ -40,6 +40,7 @@ optimization", Machine Learning 69, 2007.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,7 @@ from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, clip_norm
-from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import OnlineBase
 from ..tags import NOISE_BACKENDS, LearnerTags
 
@@ -154,6 +155,13 @@ class PFTAL(OnlineBase):
         check_int(T, "T", low=1, caller=caller)
         check_real(H, "H", low=0.0, low_open=True, caller=caller)
         check_privacy_args(epsilon, sensitivity, lipschitz, noise, delta, caller)
+        if (sensitivity is None and lipschitz is not None and not is_noise_off(epsilon)
+                and not math.isfinite(2.0 * float(lipschitz))):  # type: ignore[arg-type]
+            raise ValidationError(
+                f"The 'lipschitz' parameter of {caller} ({lipschitz!r}) gives the sensitivity "
+                "2 * lipschitz = inf, outside floating-point range; rescale the losses so that "
+                "their gradient bound is a moderate number, or pass sensitivity."
+            )
         check_backend(backend, caller, noise)
         if project is not None and not callable(project):
             raise ParameterTypeError(
@@ -210,12 +218,7 @@ class PFTAL(OnlineBase):
                 )
         tree = None
         if not self.noise_off:
-            tree = TreeAggregator(
-                int(self.T), int(self.dim), noise=self.noise,
-                sensitivity=self.calibrated_sensitivity, epsilon=float(self.epsilon),
-                delta=float(self.delta) if self.noise == "gaussian" else 0.0,
-                budget=self._run_allowance(),
-                **tree_backend(self.backend, as_generator(self.rng)))
+            tree = self._counter(as_generator(self.rng), budget=self._run_allowance())
         self._start(x, tree)
 
     def _start(self, x: np.ndarray, tree: TreeAggregator | None) -> None:
@@ -330,9 +333,14 @@ class PFTAL(OnlineBase):
         """One tree-aggregation event for the whole run; ``None`` when the noise is off."""
         if self.noise_off:
             return None
+        # the counter is built on a seed of its own: nothing is drawn
         return self._memo_plan(lambda: run_plan(
-            "PFTAL", [tree_event(int(self.T), int(self.dim), noise=self.noise,
-                                 sensitivity=self.calibrated_sensitivity,
-                                 epsilon=float(self.epsilon), delta=float(self.delta),
-                                 backend=self.backend)],
-            neighbouring=NEIGHBOURING, backend=self.backend, rng=self.rng))
+            "PFTAL", [self._counter(0).privacy_map()], neighbouring=NEIGHBOURING,
+            backend=self.backend, rng=self.rng))
+
+    def _counter(self, rng: Any, budget: Any = None) -> TreeAggregator:
+        """The run's tree-aggregation counter, from the arguments the constructor checked."""
+        return TreeAggregator._from_checked(
+            int(self.T), int(self.dim), noise=self.noise, sensitivity=self.calibrated_sensitivity,
+            epsilon=float(self.epsilon), delta=float(self.delta), budget=budget,
+            **tree_backend(self.backend, rng))
