@@ -132,6 +132,26 @@ def prefix_noise_sd(T: int, dim: int, *, noise: str, sensitivity: float, epsilon
     Nothing is built or drawn: this is the calibration alone, for a caller that tunes another
     parameter to the noise (a learner's default step size).
 
+    Parameters
+    ----------
+    T : int
+        Horizon of the stream.
+    dim : int
+        Dimension of every item.
+    noise : {"laplace", "l2laplace", "gaussian"}
+        Node-noise family.
+    sensitivity : float
+        Per-item sensitivity (l1 for Laplace, l2 otherwise), finite and > 0.
+    epsilon : float
+        Budget of the whole stream, finite and > 0.
+    delta : float, default=0.0
+        For Gaussian noise, in (0, 1); ignored otherwise.
+
+    Returns
+    -------
+    float
+        ``sqrt(node_variance * levels)``.
+
     Raises
     ------
     ValidationError
