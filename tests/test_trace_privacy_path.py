@@ -58,3 +58,12 @@ def test_private_greedy_validates_epsilon_at_most_twice(tracer):
     """Once at the public entry (``maximize``), once where the step's mechanism is built."""
     t = tracer.trace(tracer.CASES["private_greedy"](20, 5, 2))
     assert t.epsilon_validations <= 2, t.epsilon_checks
+
+
+def test_submod_pftal_validates_epsilon_at_most_twice(tracer):
+    # The constructor checks the user's arguments; the plan's counter, the run's counter and
+    # the inner PFTAL are built from the checked values, and their events are derived without
+    # a second check, so nothing below the constructor checks epsilon again.
+    t = tracer.trace(tracer.CASES["SubmodPFTAL"](3, 3))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks

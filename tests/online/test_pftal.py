@@ -240,3 +240,9 @@ def test_derived_parameters_out_of_float_range_are_refused_by_the_users_name(mak
     assert not budget.events
     # a moderate M still builds and plays
     SubmodPFTAL(3, 4, M=1.0, epsilon=1.0, rng=0).select()
+
+
+def test_pftal_refuses_a_lipschitz_whose_sensitivity_overflows_by_its_name():
+    with pytest.raises(ValidationError, match="'lipschitz' parameter of PFTAL"):
+        PFTAL(2, 4, H=1.0, epsilon=1.0, lipschitz=1e308)
+    assert PFTAL(2, 4, H=1.0, epsilon=math.inf, lipschitz=1e308).privacy is None

@@ -19,7 +19,12 @@ from dpsubmod.errors import (
 )
 from dpsubmod.privacy import Budget, Ledger, SecureBackend
 from dpsubmod.privacy.calibration import gaussian_delta
-from dpsubmod.privacy.continual import TreeAggregator, honaker_variance_ratio, tree_levels
+from dpsubmod.privacy.continual import (
+    TreeAggregator,
+    honaker_variance_ratio,
+    prefix_noise_sd,
+    tree_levels,
+)
 from dpsubmod.privacy.zcdp import zcdp_to_dp
 from oracles import dyadic_prefix_reference
 
@@ -430,3 +435,18 @@ def test_secure_tree_releases_the_grid_sum_plus_node_noise():
         agg.update([x])
     want = sum(round(x / g) for x in (0.3, 2.0**40 + 0.7, -1.2)) * g
     assert agg.prefix()[0] == pytest.approx(want, rel=1e-15)
+
+
+@pytest.mark.parametrize("noise,delta", [("laplace", 0.0), ("l2laplace", 0.0),
+                                         ("gaussian", 1e-6)])
+def test_an_aggregator_from_checked_values_is_the_public_one(noise, delta):
+    """A learner's counter, built from the values its constructor checked, states the event,
+    calibration and draws of the public constructor; prefix_noise_sd reads the calibration
+    without building one."""
+    kw = dict(noise=noise, sensitivity=2.5, epsilon=0.7, delta=delta)
+    public = TreeAggregator(13, 3, rng=5, **kw)
+    inner = TreeAggregator._from_checked(13, 3, backend=None, rng=5, **kw)
+    assert inner.event == public.event and inner.scale == public.scale
+    items = np.random.default_rng(0).uniform(-1.0, 1.0, (13, 3))
+    np.testing.assert_array_equal(run(inner, items), run(public, items))
+    assert prefix_noise_sd(13, 3, **kw) == math.sqrt(public.node_variance * public.levels)

@@ -138,7 +138,8 @@ class OnlineBase(Tagged, ABC):
             )
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name[:1] != "_":  # state (a private name) is set every round: no call for it
+        # state (a private name) is set every round, parameters before the freeze: no call
+        if name[:1] != "_" and self.__dict__.get("_frozen", False):
             self._refuse_parameter_change(name)
         object.__setattr__(self, name, value)
 

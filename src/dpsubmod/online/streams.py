@@ -170,6 +170,17 @@ class FunctionStream(Stream):
             _check_function(fs[0], 0, "functions[0]")
         for i, f in enumerate(fs):
             _check_function(f, fs[0].n, f"functions[{i}]")
+        self._hold(fs, bound)
+
+    @classmethod
+    def _checked(cls, fs: list[SetFunction], *, bound: float | None = None) -> FunctionStream:
+        """The stream of ``fs``, which its caller has checked (non-empty, SetFunctions on one
+        ground set) under the name of its own argument (:func:`as_stream`)."""
+        obj = cls.__new__(cls)
+        obj._hold(fs, bound)
+        return obj
+
+    def _hold(self, fs: list[SetFunction], bound: float | None) -> None:
         self.functions = fs
         self.n = fs[0].n
         self.T = len(fs)
@@ -408,5 +419,6 @@ def as_stream(obj: object, *, bound: float | None = None, name: str | None = Non
             for i, f in enumerate(fs):
                 _check_function(f, fs[0].n if isinstance(fs[0], SetFunction) else 0,
                                 f"Item {i} of the '{name}' argument of {caller}")
+            return FunctionStream._checked(fs, bound=bound)
         return FunctionStream(fs, bound=bound)
     return OneShotStream(obj, bound=bound)  # type: ignore[arg-type]

@@ -62,7 +62,8 @@ from .ledger import Ledger, charge
 from .mechanisms import Mechanism
 from .zcdp import rho_for_target
 
-__all__ = ["TreeAggregator", "tree_levels", "NOISES", "honaker_variance_ratio"]
+__all__ = ["TreeAggregator", "tree_levels", "NOISES", "honaker_variance_ratio",
+           "prefix_noise_sd"]
 
 #: Node-noise families: name -> the norm the per-step sensitivity is measured in.
 NOISES: dict[str, str] = {"laplace": "l1", "l2laplace": "l2", "gaussian": "l2"}
@@ -89,6 +90,78 @@ def honaker_variance_ratio(height: int) -> float:
     """
     h = check_int(height, "height", low=0, caller="honaker_variance_ratio")
     return 2.0**h / (2.0 ** (h + 1) - 1.0)
+
+
+def _node_noise(noise: str, L: int, d: int, eff: float, eps: float | None, dlt: float,
+                rho: float | None, *, discrete: bool,
+                caller: str) -> tuple[float, float, float | None]:
+    """The node-noise scale, its per-coordinate variance and the zCDP cost (``rho``, when
+    known) of a tree of ``L`` levels over ``d`` coordinates at effective sensitivity ``eff``
+    (checked parameters; a scale outside float range is refused naming ``caller``)."""
+    # Node noise at the scale limit stays finite, and so do sums of L nodes; beyond it (a
+    # tiny epsilon against the sensitivity) the prefixes would be inf, inf - inf = NaN.
+    high = MAX_NOISE_SCALE / (d if noise == "l2laplace" else 1)
+    if noise == "gaussian":
+        if rho is None and not discrete:
+            scale = gaussian_sigma_analytic(eps, dlt, math.sqrt(L) * eff)
+        else:
+            if rho is None:
+                rho = rho_for_target(eps, dlt)
+            scale = eff * math.sqrt(L / (2.0 * rho)) if rho > 0.0 else math.inf
+    else:
+        scale = L * eff / eps
+    scale = _noise_parameter(float(scale), "node-noise scale", caller, high=high)
+    if noise == "laplace":
+        node_var = 2.0 * scale * scale
+    elif noise == "l2laplace":
+        node_var = (d + 1.0) * scale * scale  # E||z||^2 = d (d + 1) s^2, split over d coords
+    else:
+        if rho is None:
+            r = eff / scale  # first: eff * eff may underflow to 0
+            rho = L * r * r / 2.0
+        node_var = scale * scale
+    return scale, node_var, rho
+
+
+def prefix_noise_sd(T: int, dim: int, *, noise: str, sensitivity: float, epsilon: float,
+                    delta: float = 0.0) -> float:
+    """The largest per-coordinate standard deviation of the noise in a prefix sum (all
+    ``tree_levels(T)`` nodes) of a numpy-backend aggregator, from parameters its caller has
+    validated (as for a :class:`TreeAggregator`; ``delta`` only for Gaussian noise).
+
+    Nothing is built or drawn: this is the calibration alone, for a caller that tunes another
+    parameter to the noise (a learner's default step size).
+
+    Parameters
+    ----------
+    T : int
+        Horizon of the stream.
+    dim : int
+        Dimension of every item.
+    noise : {"laplace", "l2laplace", "gaussian"}
+        Node-noise family.
+    sensitivity : float
+        Per-item sensitivity (l1 for Laplace, l2 otherwise), finite and > 0.
+    epsilon : float
+        Budget of the whole stream, finite and > 0.
+    delta : float, default=0.0
+        For Gaussian noise, in (0, 1); ignored otherwise.
+
+    Returns
+    -------
+    float
+        ``sqrt(node_variance * levels)``.
+
+    Raises
+    ------
+    ValidationError
+        The node-noise scale is outside floating-point range.
+    """
+    L = int(T).bit_length()
+    _, node_var, _ = _node_noise(noise, L, int(dim), float(sensitivity), float(epsilon),
+                                 float(delta) if noise == "gaussian" else 0.0, None,
+                                 discrete=False, caller="prefix_noise_sd")
+    return math.sqrt(float(node_var) * L)
 
 
 class TreeAggregator(Mechanism):
@@ -229,7 +302,31 @@ class TreeAggregator(Mechanism):
                 f"The 'noise_sampler' parameter of {caller} must be callable or None."
             )
         eps, dlt, rho = self._check_budget(caller)
-        backend = resolve_backend(self.backend, self.rng)
+        self._calibrate(T, d, sens, eps, dlt, rho, resolve_backend(self.backend, self.rng))
+
+    @classmethod
+    def _from_checked(cls, T: int, dim: int, *, noise: str, sensitivity: float,
+                      epsilon: float, delta: float, backend: str | NoiseBackend | None,
+                      rng: RNGLike, budget: Any = None) -> TreeAggregator:
+        """The aggregator of a caller that has validated these values itself (a learner's
+        constructor, from its user's arguments): ``T`` and ``dim`` positive ints, ``noise`` a
+        name of :data:`NOISES`, ``sensitivity`` and ``epsilon`` finite and > 0, ``delta`` in
+        (0, 1) (read only for Gaussian noise). Calibrated, stated and checked against
+        ``budget`` as by the public constructor, whose checks are not run again."""
+        obj = cls.__new__(cls)
+        obj.T, obj.dim, obj.noise, obj.sensitivity = T, dim, noise, sensitivity
+        dlt = float(delta) if noise == "gaussian" else 0.0
+        obj.epsilon, obj.delta, obj.rho, obj.honaker = epsilon, dlt, None, False
+        obj.rng, obj.backend, obj.budget, obj.noise_sampler = rng, backend, budget, None
+        obj._calibrate(int(T), int(dim), float(sensitivity), float(epsilon), dlt, None,
+                       resolve_backend(backend, rng))
+        return obj
+
+    def _calibrate(self, T: int, d: int, sens: float, eps: float | None, dlt: float,
+                   rho: float | None, backend: NoiseBackend) -> None:
+        """Calibrate the node noise to the checked parameters, state the stream's event,
+        refuse a budget that cannot fit it, and start an empty stream."""
+        caller = "TreeAggregator"
         if backend.discrete and self.noise == "l2laplace":
             raise ValidationError(
                 f"The {backend.name} backend has no exact l2-Laplace sampler; use "
@@ -238,28 +335,8 @@ class TreeAggregator(Mechanism):
         L = T.bit_length()
         norm = NOISES[self.noise]
         eff = backend.effective_sensitivity(sens, kind=norm, dim=d)
-        # Node noise at the scale limit stays finite, and so do sums of L nodes; beyond it (a
-        # tiny epsilon against the sensitivity) the prefixes would be inf, inf - inf = NaN.
-        high = MAX_NOISE_SCALE / (d if self.noise == "l2laplace" else 1)
-        if self.noise == "gaussian":
-            if rho is None and not backend.discrete:
-                scale = gaussian_sigma_analytic(eps, dlt, math.sqrt(L) * eff)
-            else:
-                if rho is None:
-                    rho = rho_for_target(eps, dlt)
-                scale = eff * math.sqrt(L / (2.0 * rho)) if rho > 0.0 else math.inf
-        else:
-            scale = L * eff / eps
-        scale = _noise_parameter(float(scale), "node-noise scale", caller, high=high)
-        if self.noise == "laplace":
-            node_var = 2.0 * scale * scale
-        elif self.noise == "l2laplace":
-            node_var = (d + 1.0) * scale * scale  # E||z||^2 = d (d + 1) s^2, split over d coords
-        else:
-            if rho is None:
-                r = eff / scale  # first: eff * eff may underflow to 0
-                rho = L * r * r / 2.0
-            node_var = scale * scale
+        scale, node_var, rho = _node_noise(self.noise, L, d, eff, eps, dlt, rho,
+                                           discrete=backend.discrete, caller=caller)
         self._T, self._d, self._L = T, d, L
         self._sens = sens
         self._backend = backend
@@ -283,10 +360,13 @@ class TreeAggregator(Mechanism):
             # rounded down by far more than the few rounding errors of the quotient
             law = ("gaussian", self._scale / (math.sqrt(L) * eff) * (1.0 - 1e-12))
         fields = self._fields(self._engine)
+        # derived from the checked parameters: not validated a second time
         if eps is None:
-            event = PrivacyEvent("tree_aggregation", math.inf, 0.0, rho, 1, note, law, **fields)
+            event = PrivacyEvent._trusted("tree_aggregation", math.inf, 0.0, rho, 1, note, law,
+                                          **fields)
         else:
-            event = PrivacyEvent("tree_aggregation", eps, dlt, rho, 1, note, law, **fields)
+            event = PrivacyEvent._trusted("tree_aggregation", eps, dlt, rho, 1, note, law,
+                                          **fields)
         self._stream_event = event
         # A budget that cannot fit the stream's cost is refused now, not at the first item;
         # it is still charged only at the first update (a Budget shared with other releases

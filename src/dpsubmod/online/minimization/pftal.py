@@ -103,10 +103,10 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_finite, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ValidationError
 from ...functions.base import SetFunction
-from ...privacy.continual import TreeAggregator
+from ...privacy.continual import TreeAggregator, prefix_noise_sd
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, check_x1, clip_norm
-from .._plans import check_backend, check_spend, learner_backend, run_plan
+from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend
 from ..oco.pftal import PFTAL
 from ..protocol import Learner
 from ..tags import NOISE_BACKENDS, LearnerTags
@@ -180,7 +180,7 @@ class _SubmodBase(Learner):
         self.budget = budget
         self.backend = learner_backend(self, backend, rng, caller, noise)
         check_backend(backend, caller, noise)
-        self._check_spend()
+        self._check_spend(self._resolve(warn=False))
         self._finish_construction(_SubmodBase)
 
     @property
@@ -198,15 +198,15 @@ class _SubmodBase(Learner):
         """Every parameter after defaults were resolved (warnings about clipped defaults only
         with ``warn``)."""
 
-    def _check_spend(self) -> None:
-        """Refuse a calibration that spends more than ``epsilon``, or whose derived parameters
-        leave floating-point range (before anything is built or charged)."""
-        p = self._resolve(warn=False)
+    def _check_spend(self, p: dict[str, Any]) -> None:
+        """State the run's plan from the resolved parameters ``p``, refusing a calibration that
+        spends more than ``epsilon``, or whose derived parameters leave floating-point range
+        (before anything is charged or drawn)."""
         self._check_derived(p)
         if p["noise_off"]:
             return
         try:  # a calibration the counter refuses fails here, not at play, by our names
-            self._privacy_plan()
+            self._memo_plan(lambda: self._plan_of(p))
         except ValidationError as err:
             # the node scale (or the Gaussian sigma behind it) left floating-point range
             if "outside floating-point range" not in str(err):
@@ -256,22 +256,30 @@ class _SubmodBase(Learner):
             f"{type(self).__name__} ({shown}) give{'' if len(names) > 1 else 's'} {what}. {fix}"
         )
 
-    def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
-        return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
-                     sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
-                     x1=self.x1, noise=self.noise, delta=self.delta, backend=self.backend, **kw)
+    def _counter(self, p: dict[str, Any], *, rng: Any, budget: Any = None) -> TreeAggregator:
+        """The run's tree-aggregation counter over the cube's ``n`` coordinates, calibrated to
+        ``p["calibrated_sensitivity"]`` (arguments checked by the constructor)."""
+        return TreeAggregator._from_checked(
+            int(self.T), int(self.n), noise=self.noise,
+            sensitivity=p["calibrated_sensitivity"], epsilon=float(self.epsilon),
+            delta=float(self.delta), budget=budget, **tree_backend(self.backend, rng))
+
+    def _plan_of(self, p: dict[str, Any]) -> PrivacyPlan:
+        """The whole run's plan: one use of the counter, whose event its privacy map states
+        (built on a seed of its own: nothing is drawn)."""
+        counter = self._counter(p, rng=0)
+        return run_plan(type(self).__name__, [counter.privacy_map()],
+                        neighbouring=_NEIGHBOURING, backend=self.backend, rng=self.rng)
 
     def _privacy_plan(self) -> PrivacyPlan | None:
-        """The inner counter's one tree-aggregation event; ``None`` when the noise is off."""
+        """The counter's one tree-aggregation event; ``None`` when the noise is off."""
         if self.noise_off:
             return None
+        return self._memo_plan(lambda: self._plan_of(self._resolve(warn=False)))
 
-        def build() -> PrivacyPlan:
-            inner = self._inner(self._resolve(warn=False)).plan
-            return run_plan(type(self).__name__, inner.events, neighbouring=_NEIGHBOURING,
-                            backend=self.backend, rng=self.rng)
-
-        return self._memo_plan(build)
+    def _first_point(self, p: dict[str, Any]) -> np.ndarray:
+        """The first iterate: ``x1``, else the origin."""
+        return np.zeros(int(self.n)) if self.x1 is None else np.array(self.x1, dtype=np.float64)
 
     def _reset(self) -> None:
         super()._reset()
@@ -279,9 +287,14 @@ class _SubmodBase(Learner):
         self._params = p
         gen = as_generator(self.rng)
         noise_rng, play_rng = gen.spawn(2)
-        # The counter is charged to this run's allowance, never to the user's budget again.
-        self._oco = self._inner(p, rng=noise_rng, budget=self._run_allowance())
-        self._oco.reset()
+        off = p["noise_off"]
+        # The counter draws through this run's allowance, never charging the user's budget
+        # again; the arguments were checked, and the plan stated, by the constructor.
+        tree = None if off else self._counter(p, rng=noise_rng, budget=self._run_allowance())
+        self._oco = PFTAL._running(
+            int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
+            sensitivity=None if off else p["calibrated_sensitivity"], x1=self._first_point(p),
+            noise=self.noise, delta=self.delta, backend=self.backend, rng=noise_rng, tree=tree)
         self._play_rng = play_rng
         self._x = self._oco.point()
         self._g_last: np.ndarray | None = None
@@ -500,12 +513,11 @@ class SubmodPFTAL(_SubmodBase):
         sensitivity; 0 when the counter refuses them (the constructor then refuses the run by
         the parameters behind the counter's noise, not by the derived ``H``)."""
         try:
-            tree = TreeAggregator(int(self.T), int(self.n), noise=self.noise,
-                                  sensitivity=sensitivity, epsilon=float(self.epsilon),
-                                  delta=float(self.delta) if self.noise == "gaussian" else 0.0)
+            return prefix_noise_sd(int(self.T), int(self.n), noise=self.noise,
+                                   sensitivity=sensitivity, epsilon=float(self.epsilon),
+                                   delta=float(self.delta))
         except ValidationError:
             return 0.0
-        return math.sqrt(tree.node_variance * tree.levels)
 
     def _guarantee(self) -> RegretGuarantee:
         """Theorem 7's explicit bound at the run's ``H`` and calibration (module
@@ -518,11 +530,9 @@ class SubmodPFTAL(_SubmodBase):
                                 theorem="Cardoso and Cummings (2018), Theorem 7 (explicit "
                                         "reading: Lemmas 7, 9 and 11)")
 
-    def _inner(self, p: dict[str, Any], **kw: Any) -> PFTAL:
-        # the first iterate is the regulariser's minimiser (the centre) unless x1 is given
-        return PFTAL(int(self.n), int(self.T), H=p["H"], epsilon=self.epsilon,
-                     sensitivity=None if p["noise_off"] else p["calibrated_sensitivity"],
-                     x1=p["x1"], noise=self.noise, delta=self.delta, backend=self.backend, **kw)
+    def _first_point(self, p: dict[str, Any]) -> np.ndarray:
+        # the regulariser's minimiser (the centre) unless x1 is given
+        return np.array(p["x1"], dtype=np.float64)
 
     def _select(self) -> np.ndarray:
         self._x = self._oco.point()

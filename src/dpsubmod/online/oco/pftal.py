@@ -40,6 +40,7 @@ optimization", Machine Learning 69, 2007.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,7 @@ from ...polytopes.projections import project_box
 from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_privacy_args, clip_norm
-from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import OnlineBase
 from ..tags import NOISE_BACKENDS, LearnerTags
 
@@ -154,6 +155,13 @@ class PFTAL(OnlineBase):
         check_int(T, "T", low=1, caller=caller)
         check_real(H, "H", low=0.0, low_open=True, caller=caller)
         check_privacy_args(epsilon, sensitivity, lipschitz, noise, delta, caller)
+        if (sensitivity is None and lipschitz is not None and not is_noise_off(epsilon)
+                and not math.isfinite(2.0 * float(lipschitz))):  # type: ignore[arg-type]
+            raise ValidationError(
+                f"The 'lipschitz' parameter of {caller} ({lipschitz!r}) gives the sensitivity "
+                "2 * lipschitz = inf, outside floating-point range; rescale the losses so that "
+                "their gradient bound is a moderate number, or pass sensitivity."
+            )
         check_backend(backend, caller, noise)
         if project is not None and not callable(project):
             raise ParameterTypeError(
@@ -200,30 +208,49 @@ class PFTAL(OnlineBase):
         return project_box(y) if self.project is None else np.asarray(self.project(y), float)
 
     def _reset(self) -> None:
-        d = int(self.dim)
         if self.x1 is None:
-            x = self._project(np.zeros(d))
+            x = self._project(np.zeros(int(self.dim)))
         else:
             x = np.array(self.x1, dtype=np.float64)
             if np.max(np.abs(self._project(x) - x)) > 1e-12:
                 raise ValidationError(
                     "The 'x1' parameter of PFTAL must be a point of the domain (project(x1) == x1)."
                 )
+        tree = None
+        if not self.noise_off:
+            tree = self._counter(as_generator(self.rng), budget=self._run_allowance())
+        self._start(x, tree)
+
+    def _start(self, x: np.ndarray, tree: TreeAggregator | None) -> None:
+        """Start a run at the point ``x`` with the counter ``tree`` (``None``: noise off)."""
+        d = int(self.dim)
         self._x = x
         self._xsum = np.zeros(d)
         self._t = 0
-        if self.noise_off:
-            self._exact = np.zeros(d)
-            self._tree = None
-        else:
-            self._exact = None
-            self._tree = TreeAggregator(
-                int(self.T), d, noise=self.noise, sensitivity=self.calibrated_sensitivity,
-                epsilon=float(self.epsilon),
-                delta=float(self.delta) if self.noise == "gaussian" else 0.0,
-                budget=self._run_allowance(),
-                **tree_backend(self.backend, as_generator(self.rng)))
+        self._tree = tree
+        self._exact = np.zeros(d) if tree is None else None
         self._v = np.zeros(d)
+
+    @classmethod
+    def _running(cls, dim: int, T: int, *, H: float, epsilon: float,
+                 sensitivity: float | None, x1: np.ndarray, noise: str, delta: float,
+                 backend: Any, rng: Any, tree: TreeAggregator | None) -> PFTAL:
+        """The PFTAL a learner plays through, started at ``x1`` (a point of the cube) with the
+        counter ``tree`` (``None`` when the noise is off).
+
+        The learner validated these values at its own public entry, chose the backend, stated
+        the run's plan and built ``tree`` on its own allowance: nothing is checked, chosen,
+        planned or charged again here. The parameters are stored, and frozen, as the public
+        constructor stores them.
+        """
+        obj = cls.__new__(cls)
+        # written to the instance dict: these are stored once, already frozen
+        vars(obj).update(dim=dim, T=T, H=H, epsilon=epsilon, sensitivity=sensitivity,
+                         lipschitz=None, project=None, x1=x1, noise=noise, delta=delta,
+                         rng=rng, budget=None, backend=backend, _backend_given=backend,
+                         _frozen=True)
+        obj._start(np.array(x1, dtype=np.float64), tree)
+        return obj
 
     def _ensure_state(self) -> None:
         if not hasattr(self, "_x"):
@@ -306,9 +333,14 @@ class PFTAL(OnlineBase):
         """One tree-aggregation event for the whole run; ``None`` when the noise is off."""
         if self.noise_off:
             return None
+        # the counter is built on a seed of its own: nothing is drawn
         return self._memo_plan(lambda: run_plan(
-            "PFTAL", [tree_event(int(self.T), int(self.dim), noise=self.noise,
-                                 sensitivity=self.calibrated_sensitivity,
-                                 epsilon=float(self.epsilon), delta=float(self.delta),
-                                 backend=self.backend)],
-            neighbouring=NEIGHBOURING, backend=self.backend, rng=self.rng))
+            "PFTAL", [self._counter(0).privacy_map()], neighbouring=NEIGHBOURING,
+            backend=self.backend, rng=self.rng))
+
+    def _counter(self, rng: Any, budget: Any = None) -> TreeAggregator:
+        """The run's tree-aggregation counter, from the arguments the constructor checked."""
+        return TreeAggregator._from_checked(
+            int(self.T), int(self.dim), noise=self.noise, sensitivity=self.calibrated_sensitivity,
+            epsilon=float(self.epsilon), delta=float(self.delta), budget=budget,
+            **tree_backend(self.backend, rng))
