@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,7 +147,8 @@ class PrivateCall:
     ----------
     caller : str
         The method's name, which its refusals give.
-    f : SetFunction
+    f : SetFunction or KSubmodularFunction
+        As the method's kind resolves it.
     constraint : Constraint
         ``k`` already turned into a uniform matroid.
     epsilon, delta : float
@@ -164,7 +166,7 @@ class PrivateCall:
     """
 
     caller: str
-    f: SetFunction
+    f: Any
     constraint: Constraint
     epsilon: float
     delta: float
@@ -176,10 +178,13 @@ class PrivateCall:
 
 
 def private_call(caller: str, f: object, constraint: object, *, epsilon: float, delta: float,
-                 budget: Any, rng: RNGLike, backend: Any) -> PrivateCall:
+                 budget: Any, rng: RNGLike, backend: Any,
+                 resolver: Callable[[object, object, str], tuple[Any, Constraint]] | None = None
+                 ) -> PrivateCall:
     """Resolve the objective, the constraint and the noise source of a private call whose
-    ``epsilon`` and ``delta`` its public entry has validated."""
-    f, constraint = resolve(f, constraint, caller)
+    ``epsilon`` and ``delta`` its public entry has validated (``resolver``: the method kind's
+    own resolution of ``f`` and ``constraint``; :func:`resolve`, for set functions, when None)."""
+    f, constraint = (resolver or resolve)(f, constraint, caller)
     noise, gen = noise_source(backend, rng)
     return PrivateCall(caller, f, constraint, epsilon, delta, budget, rng, backend, noise, gen)
 

@@ -66,6 +66,10 @@ class MethodSpec:
         itself).
     defaults : dict
         The options' defaults, read from ``fn``'s signature (the one place they are written).
+    resolve : callable or None
+        ``resolve(f, constraint, caller) -> (f, constraint)`` for the ``PrivateCall`` of a
+        method whose kind resolves its objective otherwise than a set function's (``None``:
+        :func:`~dpsubmod.offline._common.resolve`).
     """
 
     name: str
@@ -79,6 +83,7 @@ class MethodSpec:
     options: tuple[str, ...]
     core: Callable[..., Result] | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
+    resolve: Callable[[object, object, str], tuple[Any, Any]] | None = None
 
     @property
     def budget(self) -> bool:
@@ -117,10 +122,13 @@ def _load(key: tuple[str, str] | None = None) -> None:
 def register(name: str, *, private: bool, summary: str, kind: str = "set",
              constraints: tuple[str, ...] = ("cardinality", "matroid"),
              needs_delta: bool = False, backends: tuple[str, ...] | None = None,
-             core: Callable[..., Result] | None = None
+             core: Callable[..., Result] | None = None,
+             resolve: Callable[[object, object, str], tuple[Any, Any]] | None = None
              ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
     """Decorator registering a method under ``name`` with its capabilities (and, for a private
-    method, the ``core`` that :func:`maximize` calls with its validated arguments)."""
+    method, the ``core`` that :func:`maximize` calls with its validated arguments, with
+    ``resolve`` the kind's resolution of the objective and constraint when it is not a set
+    function's)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
@@ -143,7 +151,7 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
         if private and "backend" in params:
             fn = _choosing_backend(fn, name, bk)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
-                                    needs_delta, bk, options, core, defaults)
+                                    needs_delta, bk, options, core, defaults, resolve)
         return fn
 
     return deco
@@ -267,7 +275,8 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
                 return spec.fn(f, constraint, epsilon=epsilon, delta=delta, budget=budget,
                                rng=rng, **options)
             call = private_call(method, f, constraint, epsilon=epsilon, delta=delta,
-                                budget=budget, rng=rng, backend=options.pop("backend", None))
+                                budget=budget, rng=rng, backend=options.pop("backend", None),
+                                resolver=spec.resolve)
             return spec.core(call, **{**spec.defaults, **options})
     if epsilon is not None or budget is not None:
         arg = "epsilon" if epsilon is not None else "budget"

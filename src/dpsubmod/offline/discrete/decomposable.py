@@ -13,26 +13,23 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from ... import privacy as mech
 from ..._rng import RNGLike, check_rng
 from ..._validation import check_delta, check_epsilon, check_real
 from ...errors import SensitivityError, ValidationError
 from ...functions.base import SetFunction
-from ...privacy.calibration import exponential_mechanism_weight
-from ...privacy.events import PrivacyEvent
 from ...privacy.plan import backend_name
 from .._common import (
-    check_noise_parameter,
+    PrivateCall,
     is_knapsack,
     make_result,
-    noise_source,
+    private_call,
     private_plan,
     require_finite,
-    resolve,
 )
 from ..guarantees import em_greedy_guarantee
 from ..registry import register
 from ..result import Result
+from .private_greedy import _selection
 
 __all__ = ["private_greedy_decomposable", "gupta_step_epsilon", "gupta_privacy"]
 
@@ -123,8 +120,76 @@ def gupta_step_epsilon(epsilon: float, delta: float) -> float:
     return root
 
 
+def _private_greedy_decomposable(call: PrivateCall, *, sensitivity: float | None) -> Result:
+    """:func:`private_greedy_decomposable` below its public checks: plan the run from its step
+    mechanism, charge the plan once, then draw."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    if call.delta == 0.0:
+        raise ValidationError(
+            f"{caller} is (epsilon, delta)-DP with delta > 0 by construction; pass delta=1e-6 "
+            "(say), or use method='private_greedy' for pure DP."
+        )
+    if is_knapsack(constraint):
+        raise ValidationError(f"{caller} supports matroid constraints; use private_greedy for a "
+                              "knapsack.")
+    if f.data_model != "monotone-records":
+        # The proof (gupta_privacy) needs a sum of monotone per-record terms in [0, Delta]; an
+        # arbitrary objective with a sensitivity can exceed the claimed delta.
+        raise SensitivityError(
+            f"{caller} needs an objective that is a sum of per-record monotone terms in "
+            f"[0, sensitivity] (data_model='monotone-records'); {type(f).__name__} declares "
+            f"{f.data_model!r}, for which the decomposable analysis does not hold even with "
+            "sensitivity=. Use private_greedy instead."
+        )
+    if backend_name(call.backend) != "numpy":
+        raise ValidationError(
+            f"{caller} runs on the numpy backend only: its analysis telescopes exact gains, "
+            "which rounding to a grid would break. Use private_greedy for backend='secure'."
+        )
+    delta_sens = f.require_sensitivity(sensitivity, caller=caller)
+    eps_prime = gupta_step_epsilon(call.epsilon, call.delta)
+    if eps_prime <= 0.0:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} is {call.epsilon!r}, too small for the "
+            "decomposable analysis to give any step a positive budget in floating point; pass "
+            "a larger epsilon."
+        )
+    # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
+    # s = Delta
+    step = _selection(caller, 2.0 * eps_prime, call.noise, sensitivity=delta_sens)
+    k = constraint.max_size
+    # the steps' events are planned; the call's guarantee is the whole-run (epsilon, delta) of
+    # gupta_privacy, not their composition
+    plan = private_plan("private_greedy_decomposable", f, [step.privacy_map()._times(k)],
+                        delta=call.delta, composition="gupta", backend=call.backend,
+                        rng=call.rng, guarantee=(call.epsilon, call.delta))
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    st = f.state()
+    start = f.evaluations
+    trace: list[float] = []
+    for _ in range(k):
+        cand = np.flatnonzero(constraint.can_add(st))
+        if cand.size == 0:
+            break
+        g = require_finite(st.gains(cand), f, caller, "a marginal gain", private=True)
+        j = step.release(g, budget=allowance)
+        st.add(int(cand[j]))
+        trace.append(float(g[j]))
+    params = {"epsilon": call.epsilon, "delta": call.delta, "epsilon_prime": eps_prime,
+              "steps": k, "sensitivity": delta_sens, "backend": backend_name(call.backend)}
+    guarantee = em_greedy_guarantee(constraint, f.n, eps_prime / delta_sens, theorem=(
+        "Gupta, Ligett, McSherry, Roth and Talwar 2010 (decomposable greedy, weight eps' / "
+        "Delta)"))
+    return make_result(f, st.selected, "private_greedy_decomposable", privacy=report,
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)
+
+
 @register("private_greedy_decomposable", private=True, needs_delta=True, backends=("numpy",),
-          summary="Decomposable private greedy (Gupta et al. 2010), (eps, delta)-DP")
+          summary="Decomposable private greedy (Gupta et al. 2010), (eps, delta)-DP",
+          core=_private_greedy_decomposable)
 def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: float,
                                 delta: float, sensitivity: float | None = None,
                                 backend: Any = None, budget: Any = None,
@@ -147,69 +212,7 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
     """
     caller = "private_greedy_decomposable"
     check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
-    if delta == 0.0:
-        raise ValidationError(
-            f"{caller} is (epsilon, delta)-DP with delta > 0 by construction; pass delta=1e-6 "
-            "(say), or use method='private_greedy' for pure DP."
-        )
-    if is_knapsack(constraint):
-        raise ValidationError(f"{caller} supports matroid constraints; use private_greedy for a "
-                              "knapsack.")
-    if f.data_model != "monotone-records":
-        # The proof (gupta_privacy) needs a sum of monotone per-record terms in [0, Delta]; an
-        # arbitrary objective with a sensitivity can exceed the claimed delta.
-        raise SensitivityError(
-            f"{caller} needs an objective that is a sum of per-record monotone terms in "
-            f"[0, sensitivity] (data_model='monotone-records'); {type(f).__name__} declares "
-            f"{f.data_model!r}, for which the decomposable analysis does not hold even with "
-            "sensitivity=. Use private_greedy instead."
-        )
-    if backend_name(backend) != "numpy":
-        raise ValidationError(
-            f"{caller} runs on the numpy backend only: its analysis telescopes exact gains, "
-            "which rounding to a grid would break. Use private_greedy for backend='secure'."
-        )
-    delta_sens = f.require_sensitivity(sensitivity, caller=caller)
-    be, _ = noise_source(backend, rng)
-    eps_prime = gupta_step_epsilon(epsilon, delta)
-    if eps_prime <= 0.0:
-        raise ValidationError(
-            f"The 'epsilon' parameter of {caller} is {epsilon!r}, too small for the decomposable "
-            "analysis to give any step a positive budget in floating point; pass a larger "
-            "epsilon."
-        )
-    check_noise_parameter(exponential_mechanism_weight(2.0 * eps_prime, sensitivity=delta_sens),
-                          "an exponential-mechanism weight of", caller)
-    k = constraint.max_size
-    # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
-    # s = Delta; the call's guarantee is the whole-run (epsilon, delta) of gupta_privacy.
-    plan = private_plan("private_greedy_decomposable", f,
-                        [PrivacyEvent.exponential(2.0 * eps_prime, count=k,
-                                                  mechanism="decomposable_step")],
-                        delta=delta, composition="gupta", backend=backend, rng=rng,
-                        guarantee=(epsilon, delta))
-    report = plan.charge(budget, caller=caller)
-    allowance = plan.allowance()
-    st = f.state()
-    start = f.evaluations
-    trace: list[float] = []
-    for _ in range(k):
-        cand = np.flatnonzero(constraint.can_add(st))
-        if cand.size == 0:
-            break
-        g = require_finite(st.gains(cand), f, caller, "a marginal gain", private=True)
-        j = mech.exponential_mechanism(g, epsilon=2.0 * eps_prime, sensitivity=delta_sens,
-                                       budget=allowance, backend=be)
-        st.add(int(cand[j]))
-        trace.append(float(g[j]))
-    params = {"epsilon": epsilon, "delta": delta, "epsilon_prime": eps_prime, "steps": k,
-              "sensitivity": delta_sens, "backend": backend_name(backend)}
-    guarantee = em_greedy_guarantee(constraint, f.n, eps_prime / delta_sens, theorem=(
-        "Gupta, Ligett, McSherry, Roth and Talwar 2010 (decomposable greedy, weight eps' / "
-        "Delta)"))
-    return make_result(f, st.selected, "private_greedy_decomposable", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace,
-                       guarantee=guarantee)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _private_greedy_decomposable(call, sensitivity=sensitivity)

@@ -1,6 +1,6 @@
 """The k-submodular methods' inputs and calibration, all from public parameters: the objective
 and the matroid checked, the per-step budget of Algorithms 3 and 4 (Rafiey and Yoshida, ICML
-2020) and its charge before any noise, Algorithm 4's subset sizes, and the additive error of
+2020) and the mechanism of their steps, Algorithm 4's subset sizes, and the additive error of
 Algorithm 3's stated guarantee.
 
 The methods, and why a step costs ``eps_step``, are described in
@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
 
 import numpy as np
 
-from ..._validation import check_delta, check_epsilon, check_int, check_real, check_same_ground_set
+from ..._validation import check_epsilon, check_int, check_real, check_same_ground_set
 from ...constraints import Constraint, Matroid, UniformMatroid
 from ...errors import ParameterTypeError
 from ...functions.ksubmodular.base import KSubmodularFunction
-from ...privacy.calibration import exponential_mechanism_weight
-from ...privacy.composition import Split, split_budget
-from ...privacy.events import PrivacyEvent
-from ...privacy.ledger import Ledger
-from .._common import check_noise_parameter, check_score_sensitivity, private_plan
+from ...privacy.backends import NoiseBackend
+from ...privacy.composition import Split, _split, check_composition
+from ...privacy.selection import ExponentialMechanism
+from .._common import check_score_sensitivity
+from ..discrete.private_greedy import _selection
 
 
 def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFunction, Matroid]:
@@ -53,30 +52,21 @@ def _is_uniform(constraint: Matroid) -> bool:
     return isinstance(constraint, UniformMatroid)
 
 
-def _private_setup(f: Any, constraint: Any, epsilon: Any, delta: Any, composition: str,
-                   sensitivity: Any, caller: str
-                   ) -> tuple[KSubmodularFunction, Matroid, float, float, float, Split]:
-    f, constraint = _resolve(f, constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
+def _calibrate(caller: str, f: KSubmodularFunction, rank: int, epsilon: float, delta: float,
+               composition: str, sensitivity: float | None) -> tuple[float, Split]:
+    """The sensitivity and the per-step budget of Algorithms 3 and 4, from an ``epsilon`` and
+    ``delta`` their public entry has validated."""
     sens = f.require_sensitivity(sensitivity, caller=caller)
-    split = split_budget(epsilon, delta, constraint.rank, composition=composition,
-                         bounded_range=True, caller=caller)
+    split = _split(epsilon, delta, rank, check_composition(composition, caller), True, caller)
     check_score_sensitivity(2.0 * sens, sens, caller)
-    check_noise_parameter(exponential_mechanism_weight(split.epsilon_step,
-                                                       range_sensitivity=2.0 * sens),
-                          "an exponential-mechanism weight of", caller)
-    return f, constraint, epsilon, delta, sens, split
+    return sens, split
 
 
-def _charge(caller: str, f: KSubmodularFunction, split: Split, budget: Any, backend: Any,
-            rng: Any) -> tuple[Any, Ledger]:
-    """Charge the call's whole cost before any noise; the report and the run's allowance."""
-    plan = private_plan(caller, f, [PrivacyEvent.exponential(split.epsilon_step,
-                                                             count=split.steps)],
-                        delta=split.delta, composition=split.composition, backend=backend,
-                        rng=rng)
-    return plan.charge(budget, caller=caller), plan.allowance()
+def _step_mechanism(caller: str, eps_step: float, sens: float,
+                    noise: NoiseBackend | str) -> ExponentialMechanism:
+    """The exponential mechanism of one step, built (so its weight checked) before the charge."""
+    # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
+    return _selection(caller, eps_step, noise, range_sensitivity=2.0 * sens)
 
 
 def ks_sample_sizes(n: int, rank: int, gamma: float) -> np.ndarray:

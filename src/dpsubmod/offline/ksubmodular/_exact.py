@@ -10,16 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
+from ..._validation import check_delta, check_epsilon
 from ...constraints import Matroid
 from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ._calibration import _private_setup
+from ._calibration import _calibrate, _resolve, _step_mechanism
 
 
 def _path_distribution(f: KSubmodularFunction, constraint: Matroid, eps_step: float,
-                       sens: float) -> dict[tuple[tuple[int, int], ...], float]:
+                       sens: float, caller: str = "_path_distribution"
+                       ) -> dict[tuple[tuple[int, int], ...], float]:
     """Exact distribution of Algorithm 3's ordered output, each step drawn by the exponential
-    mechanism at ``eps_step`` on gains of range sensitivity ``2 sens``."""
+    mechanism at ``eps_step`` on gains of range sensitivity ``2 sens`` (the mechanism
+    :func:`ks_private` draws through)."""
+    step = _step_mechanism(caller, eps_step, sens, "numpy")
     out: dict[tuple[tuple[int, int], ...], float] = {}
     r = constraint.rank
 
@@ -29,8 +32,7 @@ def _path_distribution(f: KSubmodularFunction, constraint: Matroid, eps_step: fl
             out[path] = out.get(path, 0.0) + math.exp(logp)
             return
         g = st.gains(cand)
-        logq = mech.exponential_mechanism_probabilities(
-            g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens, log=True)
+        logq = step.probabilities(g.ravel(), log=True)
         for j, lq in enumerate(logq):
             row, col = divmod(j, f.k)
             nxt = st.copy()
@@ -60,6 +62,7 @@ def ks_private_output_distribution(f: KSubmodularFunction, constraint: Any, *, e
         Maps each ordered tuple of ``(item, label)`` pairs to its probability.
     """
     caller = "ks_private_output_distribution"
-    f, constraint, _, _, sens, split = _private_setup(
-        f, constraint, epsilon, delta, composition, sensitivity, caller)
-    return _path_distribution(f, constraint, split.epsilon_step, sens)
+    f, constraint = _resolve(f, constraint, caller)
+    sens, split = _calibrate(caller, f, constraint.rank, check_epsilon(epsilon, caller=caller),
+                             check_delta(delta, caller=caller), composition, sensitivity)
+    return _path_distribution(f, constraint, split.epsilon_step, sens, caller)

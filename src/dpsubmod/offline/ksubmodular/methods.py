@@ -41,25 +41,24 @@ from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
 from ..._guarantee import utility_guarantee
 from ..._rng import RNGLike, as_generator, check_rng
-from ..._validation import check_real
+from ..._validation import check_delta, check_epsilon, check_real
 from ...constraints import Matroid
 from ...errors import ValidationError
 from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
-from ...privacy.backends import NoiseBackend
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
-from .._common import bound_guarantee, noise_source, require_finite
+from ...privacy.selection import ExponentialMechanism
+from .._common import PrivateCall, bound_guarantee, private_call, private_plan, require_finite
 from ..guarantees import UNITS, no_guarantee
 from ..registry import register
 from ..result import Diagnostics, Result
 from ._calibration import (
-    _charge,
+    _calibrate,
     _is_uniform,
-    _private_setup,
     _resolve,
+    _step_mechanism,
     ks_additive_error,
     ks_sample_sizes,
 )
@@ -209,13 +208,11 @@ def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
 # ---------------------------------------------------------------------------------------------
 # private: one exponential-mechanism step
 # ---------------------------------------------------------------------------------------------
-def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: float,
-             allowance: Ledger, backend: NoiseBackend, caller: str) -> tuple[int, int, float]:
+def _em_step(st: KSubmodularState, cand: np.ndarray, step: ExponentialMechanism,
+             allowance: Ledger, caller: str) -> tuple[int, int, float]:
     """One exponential-mechanism draw over ``cand x [k]`` scored by the gains."""
     g = require_finite(st.gains(cand), st.f, caller, "a marginal gain", private=True)
-    # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
-    j = mech.exponential_mechanism(g.ravel(), epsilon=eps_step, range_sensitivity=2.0 * sens,
-                                   budget=allowance, backend=backend)
+    j = step.release(g.ravel(), budget=allowance)
     row, col = divmod(int(j), st.f.k)
     return int(cand[row]), col + 1, float(g[row, col])
 
@@ -223,9 +220,44 @@ def _em_step(st: KSubmodularState, cand: np.ndarray, eps_step: float, sens: floa
 # ---------------------------------------------------------------------------------------------
 # Algorithm 3
 # ---------------------------------------------------------------------------------------------
+def _ks_private(call: PrivateCall, *, composition: str, sensitivity: float | None) -> Result:
+    """:func:`ks_private` below its public checks: plan the run from its step mechanism, charge
+    the plan once, then draw."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    sens, split = _calibrate(caller, f, constraint.rank, call.epsilon, call.delta, composition,
+                             sensitivity)
+    eps_step = split.epsilon_step
+    step = _step_mechanism(caller, eps_step, sens, call.noise)
+    plan = private_plan(caller, f, [step.privacy_map()._times(split.steps)], delta=split.delta,
+                        composition=split.composition, backend=call.backend, rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    start = f.evaluations
+    st = f.state()
+    trace: list[float] = []
+    for _ in range(constraint.rank):
+        cand = np.flatnonzero(constraint.can_add(st))
+        if cand.size == 0:  # cannot happen for a matroid before its rank is reached
+            break
+        e, i, g = _em_step(st, cand, step, allowance, caller)
+        st.add(e, i)
+        trace.append(g)
+    params = {"epsilon": call.epsilon, "delta": call.delta, "composition": composition,
+              "composition_used": split.composition, "steps": constraint.rank,
+              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
+              "sensitivity": sens, "backend": backend_name(call.backend)}
+    guarantee = utility_guarantee(
+        0.5, ks_additive_error(f.n, f.k, constraint.rank, sens, eps_step), units=UNITS,
+        theorem="Rafiey and Yoshida 2020, Algorithm 3 (ks_additive_error)")
+    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
+                   params=params, trace=trace, guarantee=guarantee)
+
+
 @register("ks_private", private=True, kind="ksubmodular",
                       summary="Rafiey-Yoshida 2020 Algorithm 3: exponential mechanism over "
-                              "feasible (item, label) pairs")
+                              "feasible (item, label) pairs",
+                      core=_ks_private, resolve=_resolve)
 def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta: float = 0.0,
                composition: str = "auto", sensitivity: float | None = None, backend: Any = None,
                budget: Any = None, rng: RNGLike = None) -> Result:
@@ -286,38 +318,81 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
     """
     caller = "ks_private"
     check_rng(rng, caller)
-    f, constraint, epsilon, delta, sens, split = _private_setup(
-        f, constraint, epsilon, delta, composition, sensitivity, caller)
-    eps_step = split.epsilon_step
-    be, _ = noise_source(backend, rng)
-    report, allowance = _charge(caller, f, split, budget, backend, rng)
-    start = f.evaluations
-    st = f.state()
-    trace: list[float] = []
-    for _ in range(constraint.rank):
-        cand = np.flatnonzero(constraint.can_add(st))
-        if cand.size == 0:  # cannot happen for a matroid before its rank is reached
-            break
-        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be, caller)
-        st.add(e, i)
-        trace.append(g)
-    params = {"epsilon": epsilon, "delta": delta, "composition": composition,
-              "composition_used": split.composition, "steps": constraint.rank,
-              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
-              "sensitivity": sens, "backend": backend_name(backend)}
-    guarantee = utility_guarantee(
-        0.5, ks_additive_error(f.n, f.k, constraint.rank, sens, eps_step), units=UNITS,
-        theorem="Rafiey and Yoshida 2020, Algorithm 3 (ks_additive_error)")
-    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
-                   params=params, trace=trace, guarantee=guarantee)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend, resolver=_resolve)
+    return _ks_private(call, composition=composition, sensitivity=sensitivity)
 
 
 # ---------------------------------------------------------------------------------------------
 # Algorithm 4
 # ---------------------------------------------------------------------------------------------
+def _ks_private_sampled(call: PrivateCall, *, gamma: float, composition: str,
+                        sensitivity: float | None, on_empty: str) -> Result:
+    """:func:`ks_private_sampled` below its public checks."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    r = constraint.rank
+    sens, split = _calibrate(caller, f, r, call.epsilon, call.delta, composition, sensitivity)
+    eps_step = split.epsilon_step
+    gamma = check_real(gamma, "gamma", low=0.0, high=1.0, low_open=True, high_open=True,
+                       caller=caller)
+    if on_empty not in _ON_EMPTY:
+        raise ValidationError(
+            f"The 'on_empty' parameter of {caller} must be one of {_ON_EMPTY}; got {on_empty!r}."
+        )
+    sizes = ks_sample_sizes(f.n, r, gamma)
+    step = _step_mechanism(caller, eps_step, sens, call.noise)
+    plan = private_plan(caller, f, [step.privacy_map()._times(split.steps)], delta=split.delta,
+                        composition=split.composition, backend=call.backend, rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    gen = call.gen
+    start = f.evaluations
+    st = f.state()
+    trace: list[float] = []
+    empty = 0
+    for t in range(r):
+        feasible = constraint.can_add(st)
+        unlabelled = np.flatnonzero(~st.mask)
+        size = int(min(sizes[t], unlabelled.size))
+        cand = np.zeros(0, dtype=np.int64)
+        for _ in range(_MAX_RESAMPLES if on_empty == "resample" else 1):
+            R = gen.choice(unlabelled, size=size, replace=False)
+            cand = np.sort(R[feasible[R]])
+            if cand.size:
+                break
+        if cand.size == 0:
+            empty += 1
+            cand = np.flatnonzero(feasible)
+            if cand.size == 0:
+                break
+        e, i, g = _em_step(st, cand, step, allowance, caller)
+        st.add(e, i)
+        trace.append(g)
+    guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)
+                 else "none proven beyond uniform matroids (heuristic)")
+    params = {"epsilon": call.epsilon, "delta": call.delta, "composition": composition,
+              "composition_used": split.composition, "steps": r,
+              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
+              "sensitivity": sens, "gamma": gamma, "on_empty": on_empty,
+              "sample_sizes": tuple(int(s) for s in sizes), "empty_samples": empty,
+              "guarantee": guarantee, "backend": backend_name(call.backend)}
+    if _is_uniform(constraint):
+        stated = utility_guarantee(
+            (1.0 - gamma) / 2.0, ks_additive_error(f.n, f.k, r, sens, eps_step), units=UNITS,
+            theorem="Rafiey and Yoshida 2020, Algorithm 4 on a uniform matroid")
+    else:
+        stated = no_guarantee("Rafiey and Yoshida 2020, Algorithm 4: its 1/2 bound is false "
+                              "beyond uniform matroids (docs/errata.md)")
+    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
+                   params=params, trace=trace, guarantee=stated)
+
+
 @register("ks_private_sampled", private=True, kind="ksubmodular",
                       summary="Rafiey-Yoshida 2020 Algorithm 4: Algorithm 3 over a random subset "
-                              "of items each step (1/2 guarantee for uniform matroids only)")
+                              "of items each step (1/2 guarantee for uniform matroids only)",
+                      core=_ks_private_sampled, resolve=_resolve)
 def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: float,
                        delta: float = 0.0, gamma: float = 0.1, composition: str = "auto",
                        sensitivity: float | None = None, on_empty: str = "fallback",
@@ -362,55 +437,8 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
     """
     caller = "ks_private_sampled"
     check_rng(rng, caller)
-    f, constraint, epsilon, delta, sens, split = _private_setup(
-        f, constraint, epsilon, delta, composition, sensitivity, caller)
-    eps_step = split.epsilon_step
-    gamma = check_real(gamma, "gamma", low=0.0, high=1.0, low_open=True, high_open=True,
-                       caller=caller)
-    if on_empty not in _ON_EMPTY:
-        raise ValidationError(
-            f"The 'on_empty' parameter of {caller} must be one of {_ON_EMPTY}; got {on_empty!r}."
-        )
-    r = constraint.rank
-    sizes = ks_sample_sizes(f.n, r, gamma)
-    be, gen = noise_source(backend, rng)
-    report, allowance = _charge(caller, f, split, budget, backend, rng)
-    start = f.evaluations
-    st = f.state()
-    trace: list[float] = []
-    empty = 0
-    for t in range(r):
-        feasible = constraint.can_add(st)
-        unlabelled = np.flatnonzero(~st.mask)
-        size = int(min(sizes[t], unlabelled.size))
-        cand = np.zeros(0, dtype=np.int64)
-        for _ in range(_MAX_RESAMPLES if on_empty == "resample" else 1):
-            R = gen.choice(unlabelled, size=size, replace=False)
-            cand = np.sort(R[feasible[R]])
-            if cand.size:
-                break
-        if cand.size == 0:
-            empty += 1
-            cand = np.flatnonzero(feasible)
-            if cand.size == 0:
-                break
-        e, i, g = _em_step(st, cand, eps_step, sens, allowance, be, caller)
-        st.add(e, i)
-        trace.append(g)
-    guarantee = ("OPT/2 (uniform matroid, probability >= 1 - gamma)" if _is_uniform(constraint)
-                 else "none proven beyond uniform matroids (heuristic)")
-    params = {"epsilon": epsilon, "delta": delta, "composition": composition,
-              "composition_used": split.composition, "steps": r,
-              "epsilon_per_step": eps_step, "weight": eps_step / (2.0 * sens),
-              "sensitivity": sens, "gamma": gamma, "on_empty": on_empty,
-              "sample_sizes": tuple(int(s) for s in sizes), "empty_samples": empty,
-              "guarantee": guarantee, "backend": backend_name(backend)}
-    if _is_uniform(constraint):
-        stated = utility_guarantee(
-            (1.0 - gamma) / 2.0, ks_additive_error(f.n, f.k, r, sens, eps_step), units=UNITS,
-            theorem="Rafiey and Yoshida 2020, Algorithm 4 on a uniform matroid")
-    else:
-        stated = no_guarantee("Rafiey and Yoshida 2020, Algorithm 4: its 1/2 bound is false "
-                              "beyond uniform matroids (docs/errata.md)")
-    return _result(f, st, caller, privacy=report, evaluations=f.evaluations - start,
-                   params=params, trace=trace, guarantee=stated)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend, resolver=_resolve)
+    return _ks_private_sampled(call, gamma=gamma, composition=composition,
+                               sensitivity=sensitivity, on_empty=on_empty)
