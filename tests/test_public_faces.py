@@ -1,10 +1,12 @@
 """The package's layout: faces that list what users call, and a test tree that mirrors the
-offline families."""
+sub-packages (the offline families, the online problems, the function families)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+from collections import Counter
 from pathlib import Path
 
 import dpsubmod.online as online
@@ -12,6 +14,7 @@ from dpsubmod.online.protocol import OnlineBase
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "dpsubmod"
+TESTS = ROOT / "tests"
 
 
 def _all_lengths() -> dict[str, int]:
@@ -67,11 +70,116 @@ def test_internal_modules_carry_no_all():
     assert listed == [], listed
 
 
+def _sub_packages(package: str) -> set[str]:
+    return {p.name for p in (SRC / package).iterdir() if (p / "__init__.py").is_file()}
+
+
+def _test_folders(package: str) -> set[str]:
+    return {p.name for p in (TESTS / package).iterdir()
+            if p.is_dir() and p.name != "__pycache__"}
+
+
+def _named_after(test: Path, name: str) -> bool:
+    stem = test.stem.removeprefix("test_")
+    return stem == name or stem.startswith(name + "_")
+
+
 def test_the_offline_tests_mirror_the_offline_families():
-    families = {p.name for p in (SRC / "offline").iterdir() if (p / "__init__.py").is_file()}
+    families = _sub_packages("offline")
     assert families == {"continuous", "discrete", "ksubmodular", "minimization"}
-    test_dirs = {p.name for p in (ROOT / "tests" / "offline").iterdir()
-                 if p.is_dir() and p.name != "__pycache__"}
-    assert test_dirs == families
+    assert _test_folders("offline") == families
     for family in families:
-        assert list((ROOT / "tests" / "offline" / family).glob("test_*.py")), family
+        assert list((TESTS / "offline" / family).glob("test_*.py")), family
+
+
+def test_the_online_tests_mirror_the_online_sub_packages():
+    problems = _sub_packages("online")
+    assert problems == {"convex", "maximization", "minimization", "oco"}
+    assert _test_folders("online") == problems
+    for problem in problems:
+        assert list((TESTS / "online" / problem).glob("test_*.py")), problem
+
+
+def test_every_test_folder_is_a_sub_package_and_tests_named_after_one_sit_in_it():
+    packages = [p.name for p in TESTS.iterdir() if (SRC / p.name / "__init__.py").is_file()]
+    assert {"offline", "online", "functions"} <= set(packages)
+    for package in packages:
+        subs = _sub_packages(package)
+        assert _test_folders(package) <= subs, (package, _test_folders(package) - subs)
+        for test in (TESTS / package).rglob("test_*.py"):
+            for sub in subs:
+                if _named_after(test, sub):
+                    assert test.parent == TESTS / package / sub, \
+                        f"{test.relative_to(TESTS)}: move it to tests/{package}/{sub}/"
+
+
+def _owner(module: str, name: str) -> str:
+    """The module that defines ``name`` as imported from ``module`` (a face re-exports it)."""
+    obj = getattr(importlib.import_module(module), name, None)
+    if inspect.ismodule(obj):
+        return obj.__name__
+    if obj is None:  # a submodule not yet imported by its package
+        return importlib.import_module(f"{module}.{name}").__name__
+    return getattr(obj, "__module__", None) or module
+
+
+def _online_references(test: Path) -> Counter:
+    """How often a test file names the code of each part of ``dpsubmod.online`` (a sub-package
+    or a top-level module): names imported from it and attributes of it imported as a module."""
+    tree = ast.parse(test.read_text(encoding="utf-8"))
+    names, modules = {}, {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full.startswith("dpsubmod.online") and _owner(node.module, alias.name) == full:
+                    modules[alias.asname or alias.name] = full
+                elif node.module.startswith("dpsubmod.online"):
+                    names[alias.asname or alias.name] = _owner(node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names
+                            if a.asname and a.name.startswith("dpsubmod.online")})
+    owners = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules):
+            owners.append(_owner(modules[node.value.id], node.attr))
+        elif isinstance(node, ast.Name) and node.id in names:
+            owners.append(names[node.id])
+    return Counter(o.split(".")[2] for o in owners if o.startswith("dpsubmod.online."))
+
+
+def _modules(folder: Path) -> set[str]:
+    return {p.stem.lstrip("_") for p in folder.glob("*.py") if p.stem != "__init__"}
+
+
+def test_each_online_test_sits_in_the_folder_of_what_it_tests():
+    # By name: a test named after a top-level module of online/ (test_harness.py,
+    # test_trace_frame.py) may sit at the top, one named after a sub-package or one of its
+    # modules (test_hedge.py) in that sub-package's folder. By what it calls: a test in a folder
+    # calls that sub-package more than any other; a test at the top is about the top-level
+    # modules or about several sub-packages, so no single sub-package takes 3/4 of its calls
+    # into them (when it makes 5 or more).
+    problems = _sub_packages("online")
+    top = _modules(SRC / "online")
+    within = {p: _modules(SRC / "online" / p) | {p} for p in problems}
+    placed = {}
+    for test in sorted((TESTS / "online").rglob("test_*.py")):
+        folder = test.parent.relative_to(TESTS / "online").as_posix().strip(".")
+        by_name = {p for p, names in within.items() if any(_named_after(test, m) for m in names)}
+        if any(_named_after(test, m) for m in top):
+            by_name.add("")
+        where = test.relative_to(TESTS)
+        assert not by_name or folder in by_name, f"{where}: named after {sorted(by_name)}" \
+            " (the empty name is the top of tests/online/); move it there"
+        calls = Counter({p: n for p, n in _online_references(test).items() if p in problems})
+        if folder:
+            assert calls[folder] > max((n for p, n in calls.items() if p != folder), default=0), \
+                f"{where} calls mostly another sub-package: {dict(calls)}"
+        elif "" not in by_name and calls:
+            problem, most = calls.most_common(1)[0]
+            total = sum(calls.values())
+            assert total < 5 or 4 * most < 3 * total, \
+                f"{where} tests {problem} ({dict(calls)}); move it to tests/online/{problem}/"
+        placed[test.name] = folder
+    assert placed["test_hedge.py"] == "oco" and placed["test_protocol.py"] == "", placed

@@ -23,10 +23,10 @@ toward 1 (both move the same way). Each of the run's :math:`D` data-dependent dr
 ``i`` is therefore one :math:`\eta`-DP exponential-mechanism event, and the run is the
 adaptive composition of :math:`D` of them (one leaking expert), where the paper composes
 :math:`kD` events of :math:`2\eta`. Under the same composition rule the tight rate is then
-about :math:`2\sqrt k` times larger. ``tests/online/test_experts.py`` checks it exactly: the law
-of every played sequence of a two-expert run, enumerated in both worlds, for every pair of
-neighbouring streams of a small family, stays within the stated epsilon, and a rate 20 times
-larger is caught.
+about :math:`2\sqrt k` times larger. ``tests/online/maximization/test_experts.py`` checks it
+exactly: the law of every played sequence of a two-expert run, enumerated in both worlds, for
+every pair of neighbouring streams of a small family, stays within the stated epsilon, and a
+rate 20 times larger is caught.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from dpsubmod.online import PrivateEpochGreedy, PrivateExploreThenCommit, run
 from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.calibration import exponential_mechanism_weight
-from online.test_iid_privacy import (
+from online.maximization.test_iid_privacy import (
     ETC_D,
     ETC_FILL,
     _etc_law,
