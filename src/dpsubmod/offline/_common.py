@@ -18,6 +18,7 @@ from ..functions.base import SetFunction
 from ..privacy.backends import NoiseBackend, NumpyBackend, resolve_backend
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
+from ..privacy.selection import ExponentialMechanism
 from .result import Diagnostics, Result
 
 
@@ -136,6 +137,23 @@ def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float
                                     f": {f.neighbouring}",
                        backend=backend_name(backend), simulation=is_simulation(backend, rng),
                        guarantee=guarantee)
+
+
+def exponential_step(caller: str, eps_step: float, noise: NoiseBackend,
+               **sensitivity: float) -> ExponentialMechanism:
+    """The exponential mechanism of one step of a private method, built (and so validated)
+    before the charge; a per-step budget whose weight leaves floating-point range is refused in
+    the terms of the user's arguments (``epsilon``, ``sensitivity``), not the mechanism's."""
+    try:
+        return ExponentialMechanism._named(caller, epsilon=eps_step, backend=noise,
+                                           **sensitivity)
+    except ValidationError:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} gives an exponential-mechanism weight "
+            "outside floating-point range (from epsilon, the number of steps and the "
+            "sensitivity). Pass an epsilon (or a 'sensitivity') for which epsilon / "
+            "sensitivity lies between about 1e-300 and 1e300."
+        ) from None
 
 
 @dataclass(frozen=True)

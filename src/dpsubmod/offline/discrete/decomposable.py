@@ -20,6 +20,7 @@ from ...functions.base import SetFunction
 from ...privacy.plan import backend_name
 from .._common import (
     PrivateCall,
+    exponential_step,
     is_knapsack,
     make_result,
     private_call,
@@ -29,7 +30,6 @@ from .._common import (
 from ..guarantees import em_greedy_guarantee
 from ..registry import register
 from ..result import Result
-from .private_greedy import _selection
 
 __all__ = ["private_greedy_decomposable", "gupta_step_epsilon", "gupta_privacy"]
 
@@ -156,7 +156,7 @@ def _private_greedy_decomposable(call: PrivateCall, *, sensitivity: float | None
         )
     # weight exp(eps' g / Delta) is the mechanism's exp(eps_m g / (2 s)) with eps_m = 2 eps' and
     # s = Delta
-    step = _selection(caller, 2.0 * eps_prime, call.noise, sensitivity=delta_sens)
+    step = exponential_step(caller, 2.0 * eps_prime, call.noise, sensitivity=delta_sens)
     k = constraint.max_size
     # the steps' events are planned; the call's guarantee is the whole-run (epsilon, delta) of
     # gupta_privacy, not their composition

@@ -44,7 +44,6 @@ from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...constraints import Constraint, Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
-from ...privacy.backends import NoiseBackend
 from ...privacy.calibration import exponential_mechanism_weight
 from ...privacy.composition import _split, check_composition
 from ...privacy.events import PrivacyEvent
@@ -54,6 +53,7 @@ from ...privacy.selection import ExponentialMechanism
 from .._common import (
     PrivateCall,
     check_score_sensitivity,
+    exponential_step,
     is_knapsack,
     make_result,
     private_call,
@@ -114,23 +114,6 @@ class _Scorer:
         return {"sensitivity": 2.0 * self.sensitivity / self.c_min}
 
 
-def _selection(caller: str, eps_step: float, noise: NoiseBackend,
-               **sensitivity: float) -> ExponentialMechanism:
-    """The exponential mechanism of one step, built (and so validated) before the charge; a
-    per-step budget whose weight leaves floating-point range is refused in the terms of the
-    user's arguments."""
-    try:
-        return ExponentialMechanism._named(caller, epsilon=eps_step, backend=noise,
-                                           **sensitivity)
-    except ValidationError:
-        raise ValidationError(
-            f"The 'epsilon' parameter of {caller} gives an exponential-mechanism weight "
-            "outside floating-point range (from epsilon, the number of steps and the "
-            "sensitivity). Pass an epsilon (or a 'sensitivity') for which epsilon / "
-            "sensitivity lies between about 1e-300 and 1e300."
-        ) from None
-
-
 @dataclass(frozen=True)
 class _Steps:
     """The mechanisms of one run: the greedy step, and under a knapsack the private best
@@ -146,14 +129,14 @@ class _Steps:
         for v in scorer.mechanism_sensitivity().values():
             check_score_sensitivity(v, delta_sens, call.caller)
         check_score_sensitivity(2.0 * delta_sens, delta_sens, call.caller)
-        step = _selection(call.caller, eps_step, call.noise, **scorer.mechanism_sensitivity())
+        step = exponential_step(call.caller, eps_step, call.noise, **scorer.mechanism_sensitivity())
         if scorer.costs is None:
             return cls(step)
         # singleton gains share the term F(empty): a range of width 2 Delta, as in the steps
         return cls(step,
-                   _selection(call.caller, eps_step, call.noise,
+                   exponential_step(call.caller, eps_step, call.noise,
                               range_sensitivity=2.0 * delta_sens),
-                   _selection(call.caller, eps_step, call.noise, sensitivity=delta_sens))
+                   exponential_step(call.caller, eps_step, call.noise, sensitivity=delta_sens))
 
     def events(self, k: int) -> list[PrivacyEvent]:
         """The plan: ``k`` greedy steps, then the knapsack's two selections."""

@@ -22,8 +22,7 @@ from ...functions.ksubmodular.base import KSubmodularFunction
 from ...privacy.backends import NoiseBackend
 from ...privacy.composition import Split, _split, check_composition
 from ...privacy.selection import ExponentialMechanism
-from .._common import check_score_sensitivity
-from ..discrete.private_greedy import _selection
+from .._common import check_score_sensitivity, exponential_step
 
 
 def _resolve(f: object, constraint: object, caller: str) -> tuple[KSubmodularFunction, Matroid]:
@@ -66,7 +65,7 @@ def _step_mechanism(caller: str, eps_step: float, sens: float,
                     noise: NoiseBackend | str) -> ExponentialMechanism:
     """The exponential mechanism of one step, built (so its weight checked) before the charge."""
     # Gains share the term F(x), which cancels: their range sensitivity is 2 Delta.
-    return _selection(caller, eps_step, noise, range_sensitivity=2.0 * sens)
+    return exponential_step(caller, eps_step, noise, range_sensitivity=2.0 * sens)
 
 
 def ks_sample_sizes(n: int, rank: int, gamma: float) -> np.ndarray:
