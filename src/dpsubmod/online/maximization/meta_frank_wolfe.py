@@ -64,8 +64,9 @@ from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
 from ...privacy.composition import even_share
+from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
-from .._plans import check_backend, learner_backend, run_plan
+from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL
 from ..tags import NOISE_BACKENDS, LearnerTags
@@ -338,12 +339,16 @@ class PFTALMetaFrankWolfe(FrankWolfeLearner):
             return None
 
         def build() -> PrivacyPlan:
+            # one copy's counter, from the values the constructor checked (built on a seed of
+            # its own: nothing is drawn); the K copies' counters are alike
             K, n = self._K(), int(self.n)
-            copy = PFTAL(n, int(self.T), H=1.0, epsilon=even_share(float(self.epsilon), K),
-                         sensitivity=noise_sensitivity(n, float(self.bound), self.noise),
-                         noise=self.noise, backend=self.backend).plan
-            return run_plan("PFTALMetaFrankWolfe", copy.events * K, neighbouring=NEIGHBOURING,
-                            backend=self.backend, rng=self.rng)
+            counter = TreeAggregator._from_checked(
+                int(self.T), n, noise=self.noise,
+                sensitivity=noise_sensitivity(n, float(self.bound), self.noise),
+                epsilon=even_share(float(self.epsilon), K), delta=0.0,
+                **tree_backend(self.backend, 0))
+            return run_plan("PFTALMetaFrankWolfe", [counter.privacy_map()] * K,
+                            neighbouring=NEIGHBOURING, backend=self.backend, rng=self.rng)
 
         return self._memo_plan(build)
 
