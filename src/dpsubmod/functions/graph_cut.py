@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 from ..errors import ValidationError
 from ._inputs import as_matrix
-from .base import CutForm, FunctionState, SetFunction
+from .base import FunctionState, SetFunction
+from .cut_form import CutForm
 
 
 class GraphCut(SetFunction):
