@@ -181,8 +181,6 @@ class LearnerSpec:
     @property
     def tags(self) -> Any:
         """The :class:`~dpsubmod.online.tags.LearnerTags` of the learner's class."""
-        from .. import online  # the online layer stays off the offline paths until used
-
         return getattr(online, self.learner).tags()
 
     @property
