@@ -75,6 +75,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {}, modules=tuple(_BUILDERS.values
 def _builder(task: str) -> Callable[..., Task]:
     module = _BUILDERS[task]
     return getattr(importlib.import_module(f"{__name__}.{module}"), module)
+
+
 #: The default rule for invalid values in private rows, per task.
 DEFAULT_INVALID = {"facility-location": "drop", "feature-selection": "impute",
                    "coverage": "clip"}
