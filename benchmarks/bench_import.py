@@ -15,13 +15,15 @@ subprocess:
 * the select path: ``import dpsubmod`` and then every module of that list, in the order the run
   loaded them;
 * the select path of the previous benchmark, ``import dpsubmod.cli.select, dpsubmod.tasks,
-  dpsubmod.offline``.
+  dpsubmod.offline``;
+* the parser: ``import dpsubmod`` and every module ``dpsubmod --help`` loads (listed the same
+  way), what every command pays before its handler runs.
 
 Each subprocess measures its own CPU time (``time.process_time``, user + system) around the
 imports only, so the interpreter's start-up is left out on both sides. The ratio to the floor
 is formed within a round and reported as the median over rounds with its min-max spread.
 Target: the select path at most 2 x the floor. Also printed: whether the select path loads
-scipy, networkx, continuous greedy or the privacy filters.
+scipy, networkx, continuous greedy, the privacy filters or the other tasks' builders.
 """
 
 from __future__ import annotations
@@ -49,6 +51,19 @@ print(json.dumps([m for m in sys.modules if m not in before and m != "__main__"
                   and getattr(sys.modules[m], "__spec__", None) is not None]))
 """
 
+_LIST_HELP = r"""
+import contextlib, io, json, sys
+before = set(sys.modules)
+from dpsubmod.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main(["--help"])
+    except SystemExit:
+        pass
+print(json.dumps([m for m in sys.modules if m not in before and m != "__main__"
+                  and getattr(sys.modules[m], "__spec__", None) is not None]))
+"""
+
 _TIME = r"""
 import importlib, json, sys, time
 names = json.loads(sys.argv[1])
@@ -71,8 +86,16 @@ def select_modules(tmp: Path) -> list[str]:
     X = rng.uniform([40.6, -74.1], [40.9, -73.8], size=(300, 2))
     data = tmp / "records.csv"
     np.savetxt(data, X, delimiter=",", header="lat,lon", comments="")
-    p = subprocess.run([sys.executable, "-c", _LIST_SELECT, "-",
-                        *select_args(data, tmp / "release.json")],
+    return _listed(_LIST_SELECT, *select_args(data, tmp / "release.json"))
+
+
+def help_modules() -> list[str]:
+    """The modules ``dpsubmod --help`` imports, in the order it imported them."""
+    return _listed(_LIST_HELP)
+
+
+def _listed(script: str, *args: str) -> list[str]:
+    p = subprocess.run([sys.executable, "-c", script, "-", *args],
                        capture_output=True, text=True, check=True)
     names = json.loads(p.stdout.strip().splitlines()[-1])
     # private modules of the standard library and extension internals load with their parents
@@ -96,12 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dpsubmod-bench-") as tmp:
         path = select_modules(Path(tmp))
+    parser = help_modules()
     cases = {
         "numpy + pyarrow (floor)": ["numpy", "pyarrow"],
         "import dpsubmod": ["dpsubmod"],
         "dpsubmod + the select path": ["dpsubmod", *path],
         "previous list (cli.select, tasks, offline)": ["dpsubmod.cli.select", "dpsubmod.tasks",
                                                        "dpsubmod.offline"],
+        "the parser (dpsubmod --help)": ["dpsubmod", *parser],
     }
     times: dict[str, list[float]] = {c: [] for c in cases}
     for _ in range(args.rounds):
@@ -120,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     heavy = {"scipy": "scipy", "networkx": "networkx",
              "continuous greedy": "dpsubmod.offline.continuous.continuous_greedy",
              "privacy filters": "dpsubmod.privacy.filters",
-             "scipy.optimize": "scipy.optimize"}
+             "scipy.optimize": "scipy.optimize",
+             "the coverage task": "dpsubmod.tasks.coverage",
+             "the feature-selection task": "dpsubmod.tasks.feature_selection"}
     print("the select path loads: " + ", ".join(
         f"{label} {'yes' if mod in path else 'no'}" for label, mod in heavy.items()))
     print(f"dpsubmod modules on the select path: {sum(m.startswith('dpsubmod') for m in path)}")

@@ -93,6 +93,13 @@ def test_check_sparse_finite_refuses_complex():
         check_sparse_finite(sp.csr_array(np.array([[1j, 0]])), "m")
 
 
+def test_check_sparse_finite_converts_with_the_inputs_module_and_refuses_dense():
+    m = check_sparse_finite(sp.coo_matrix(np.array([[0.0, 2.0], [3.0, 0.0]])), "m")
+    assert isinstance(m, sp.csr_array) and m.toarray().tolist() == [[0.0, 2.0], [3.0, 0.0]]
+    with pytest.raises(ParameterTypeError, match="'m' argument of f must be a scipy.sparse"):
+        check_sparse_finite(np.eye(2), "m", caller="f")
+
+
 def test_a_selection_is_its_tuple_and_is_evaluated_through_its_kept_mask():
     mask = np.array([False, True, False, True, True, False])
     S = Selection.from_mask(mask)

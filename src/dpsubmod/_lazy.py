@@ -4,11 +4,14 @@ A package ``__init__`` lists where each public name is defined (PEP 562); ``impo
 then loads no submodule, and ``dpsubmod.x.Name`` (or ``from dpsubmod.x import Name``) imports
 the one module that defines it. ``dir()`` and ``__all__`` still list every name.
 
-A module that calls scipy (or another costly module) only on some paths binds it with
-:func:`lazy_module` at its top (where its imports are read), so that a run that never takes
-those paths does not import it: ``dpsubmod select`` with pure differential privacy calls
-none of scipy's optimisers, special functions or sparse matrices, whose imports nearly
-doubled the CPU time of its own.
+Code that needs scipy lives in modules that import it at their top, and the select path
+does not load them (sparse inputs are converted by the module that made them, see
+:func:`dpsubmod._validation.sparse_module`). Where one function serves the select path and a
+rarer path that needs scipy (the knapsack bound, the k-d tree of a large candidate set, the
+approximate-DP calibrations), the module binds scipy's module with :func:`lazy_module` at its
+top (where its imports are read): ``dpsubmod select`` with pure differential privacy calls
+none of scipy's optimisers or special functions, whose imports would double the CPU time of
+its own. Each such binding is listed, with its reason, by the import tests.
 """
 
 from __future__ import annotations

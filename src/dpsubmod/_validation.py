@@ -11,26 +11,35 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import types
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._lazy import lazy_module
 from ._selection import Selection
 from .errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 
-sp = lazy_module("scipy.sparse")
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+
+def sparse_module(x: Any) -> types.ModuleType | None:
+    """``scipy.sparse`` if ``x`` is one of its matrices or arrays, else ``None``.
+
+    A sparse object can only have been made after ``scipy.sparse`` was imported, so the module
+    that made it is read from ``sys.modules``: nothing is imported here, and a dense run (a
+    facility location on a grid) never pays scipy's import, which costs about as much CPU as
+    importing numpy and pyarrow together.
+    """
+    module = sys.modules.get("scipy.sparse")
+    return module if module is not None and module.issparse(x) else None
 
 
 def is_sparse(x: Any) -> bool:
-    """Whether ``x`` is a scipy.sparse matrix or array, without importing scipy.
-
-    A sparse object can only have been made after ``scipy.sparse`` was imported, so while it is
-    not in ``sys.modules`` nothing is sparse; a dense run then never pays scipy's import.
-    """
-    module = sys.modules.get("scipy.sparse")
-    return module is not None and module.issparse(x)
+    """Whether ``x`` is a scipy.sparse matrix or array, without importing scipy
+    (:func:`sparse_module`)."""
+    return sparse_module(x) is not None
 
 
 def _where(caller: str | None) -> str:
@@ -203,7 +212,13 @@ def check_finite(arr: object, name: str, *, caller: str | None = None, ndim: int
 def check_sparse_finite(m: sp.spmatrix | sp.sparray, name: str, *, caller: str | None = None,
                         nonnegative: bool = False) -> sp.csr_array:
     """Return a CSR copy-free view of a sparse matrix after checking its stored values."""
-    out = sp.csr_array(m)
+    module = sparse_module(m)
+    if module is None:
+        raise ParameterTypeError(
+            f"The '{name}' argument{_where(caller)} must be a scipy.sparse matrix or array "
+            f"here; got {type(m).__name__}."
+        )
+    out = module.csr_array(m)
     if out.dtype == object or not (np.issubdtype(out.dtype, np.number) or out.dtype == np.bool_) \
             or np.issubdtype(out.dtype, np.complexfloating):
         raise ParameterTypeError(

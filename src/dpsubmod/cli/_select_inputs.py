@@ -8,11 +8,14 @@ refused for the others rather than ignored. Nothing here reads a record.
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 import os
 import re
 from pathlib import Path
 from typing import Any
+
+from ..errors import ValidationError
 
 # options that only one task reads; passing them to another task is refused, not ignored
 _TASK_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -33,8 +36,6 @@ _TASK_OPTIONS: dict[str, tuple[str, ...]] = {
 
 def error(msg: str) -> Exception:
     """The ValidationError the command reports (exit status 2)."""
-    from ..errors import ValidationError
-
     return ValidationError(msg)
 
 
@@ -223,8 +224,6 @@ def dialect_options(args: argparse.Namespace) -> dict[str, str]:
                         f"tabs); got {args.delimiter!r}.")
         out["delimiter"] = delim
     if args.encoding is not None:
-        import codecs
-
         try:
             codecs.lookup(args.encoding)
         except LookupError:

@@ -13,11 +13,15 @@ import argparse
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._atomic import PendingFile
+from .._validation import check_delta, check_epsilon, check_int
+from .._version import __version__
 from ._paths import check_output_file
 from ._select_inputs import (
     column_names,
@@ -58,8 +62,6 @@ def _discard(pending: list[Any]) -> None:
 
 
 def _pending(path: Path, opt: str) -> Any:
-    from .._atomic import PendingFile
-
     try:
         return PendingFile(path, reserve=_RESERVE)
     except OSError as exc:
@@ -160,8 +162,6 @@ def _progress(task: Any, spec: Any) -> Any:
 def _choose_backend(args: argparse.Namespace, spec: Any) -> str:
     """``--backend`` by the library's one default rule: no --seed, secure; a --seed, a numpy
     simulation. Its warning (a --seed with a secure backend) is one line on standard error."""
-    import warnings
-
     from ..privacy.backends import choose_backend
 
     with warnings.catch_warnings(record=True) as caught:
@@ -175,8 +175,6 @@ def _choose_backend(args: argparse.Namespace, spec: Any) -> str:
 
 
 def _select(args: argparse.Namespace) -> int:
-    from .. import __version__
-    from .._validation import check_delta, check_epsilon, check_int
     from ..privacy.backends import backend_chosen
     from ..tasks import build_constraint, build_task, private_select
 

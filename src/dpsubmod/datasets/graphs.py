@@ -18,6 +18,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from .._rng import RNGLike, as_generator
@@ -70,12 +71,6 @@ class GraphDataset:
         return f"GraphDataset({self.name!r}, nodes={self.n}, edges={self.n_edges})"
 
 
-def _nx() -> Any:
-    import networkx as nx
-
-    return nx
-
-
 _EDGE_LEVEL = ("one edge (edge-level privacy: neighbouring graphs differ in one edge or in one "
                "edge's weight)")
 
@@ -92,7 +87,7 @@ def load_karate_club() -> GraphDataset:
     groups. *Journal of Anthropological Research* 33(4), as bundled with networkx.
     """
     return GraphDataset(
-        graph=_nx().karate_club_graph(), name="karate_club",
+        graph=nx.karate_club_graph(), name="karate_club",
         node="a member of the karate club (attribute 'club': faction after the split)",
         edge="two members interacted outside the club (weight: number of contexts, 1-7)",
         record=_EDGE_LEVEL,
@@ -110,7 +105,7 @@ def load_les_miserables() -> GraphDataset:
     Source: Knuth, D. E. (1993). *The Stanford GraphBase*, as bundled with networkx.
     """
     return GraphDataset(
-        graph=_nx().les_miserables_graph(), name="les_miserables",
+        graph=nx.les_miserables_graph(), name="les_miserables",
         node="a character of Les Miserables",
         edge="two characters appear in a common chapter (weight: number of such chapters)",
         record=_EDGE_LEVEL,
@@ -132,7 +127,7 @@ def load_davis_southern_women() -> GraphDataset:
     Chicago Press, as bundled with networkx.
     """
     return GraphDataset(
-        graph=_nx().davis_southern_women_graph(), name="davis_southern_women",
+        graph=nx.davis_southern_women_graph(), name="davis_southern_women",
         node="a woman (bipartite=0) or a social event (bipartite=1)",
         edge="the woman attended the event",
         record="one woman with all her attendances (node-level privacy for the women)",
@@ -151,7 +146,7 @@ def load_florentine_families() -> GraphDataset:
     with networkx.
     """
     return GraphDataset(
-        graph=_nx().florentine_families_graph(), name="florentine_families",
+        graph=nx.florentine_families_graph(), name="florentine_families",
         node="a Florentine family",
         edge="a marriage tie between the two families",
         record=_EDGE_LEVEL,
@@ -282,7 +277,6 @@ def _sample_blocks(sizes: list[int], P: np.ndarray, gen: np.random.Generator
 def _build(n: int, u: np.ndarray, v: np.ndarray, block: np.ndarray,
            activation: tuple[float, float], weight: tuple[float, float],
            gen: np.random.Generator) -> Any:
-    nx = _nx()
     p = _draw(activation, u.size, gen)
     w = _draw(weight, u.size, gen)
     G = nx.Graph()

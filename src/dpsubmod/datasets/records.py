@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._cells import NUMBER, to_float
-from ..errors import ParameterTypeError, ValidationError
+from ..errors import MissingDependencyError, ParameterTypeError, ValidationError
 from ._csv import (
     STATUS,
     Dialect,
@@ -238,8 +238,6 @@ def _read_parquet(path: Path, text_columns: Sequence[str], what: str) -> RecordT
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        from ..errors import MissingDependencyError
-
         raise MissingDependencyError(
             f"Reading {path.name} (Parquet) needs pyarrow: pip install pyarrow.") from None
     try:

@@ -22,7 +22,12 @@ from tqdm import tqdm
 from .._rng import RNGLike
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import ValidationError
+from ..functions import FacilityLocation, Modular
+from ..offline import maximize
+from ..online import FIDP
+from ..privacy.additive import gaussian, laplace
 from ..privacy.audit import AuditResult, audit
+from ..privacy.selection import exponential_mechanism
 
 __all__ = ["AUDITS", "AuditSetup", "run_audit"]
 
@@ -54,8 +59,6 @@ class AuditSetup:
 
 
 def _laplace(eps: float, delta: float, factor: float):
-    from ..privacy.additive import laplace
-
     def alg(d, g):
         return float(laplace(d, epsilon=eps, sensitivity=factor, rng=g))
 
@@ -63,8 +66,6 @@ def _laplace(eps: float, delta: float, factor: float):
 
 
 def _gaussian(eps: float, delta: float, factor: float):
-    from ..privacy.additive import gaussian
-
     def alg(d, g):
         return float(gaussian(d, epsilon=eps, delta=delta, sensitivity=factor, rng=g))
 
@@ -72,8 +73,6 @@ def _gaussian(eps: float, delta: float, factor: float):
 
 
 def _exponential(eps: float, delta: float, factor: float):
-    from ..privacy.selection import exponential_mechanism
-
     def alg(d, g):
         return int(exponential_mechanism(d, epsilon=eps, sensitivity=factor, rng=g))
 
@@ -87,8 +86,6 @@ _CANDIDATES = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.
 
 
 def _facility_pair():
-    from ..functions import FacilityLocation
-
     # One record at candidate 1 and one replaced record that sits on candidate 0 in D and on
     # candidate 1 in D': the gains of candidates 0 and 1 move by +Delta and -Delta.
     crowd = _CANDIDATES[1][None, :]
@@ -101,8 +98,6 @@ def _facility_pair():
 
 
 def _private_greedy(eps: float, delta: float, factor: float):
-    from ..offline import maximize
-
     f, fp = _facility_pair()
 
     def alg(h, g):
@@ -113,9 +108,6 @@ def _private_greedy(eps: float, delta: float, factor: float):
 
 
 def _fidp(eps: float, delta: float, factor: float):
-    from ..functions import Modular
-    from ..online import FIDP
-
     unit = [Modular(row) for row in np.eye(3)]
     D = [unit[0], unit[1], unit[1]]
     Dp = [unit[1], unit[1], unit[1]]

@@ -50,6 +50,7 @@ from typing import Any
 
 from .._validation import check_delta, check_epsilon, check_int, check_real
 from ..errors import DPSubmodError, ValidationError
+from ..offline import get_method, list_methods
 from .examples import example_files
 from .problems import LEARNERS, OBJECTIVES, STREAMS, Param
 
@@ -122,8 +123,6 @@ class SweepConfig:
         """Whether ``method`` is a private method (it runs at every epsilon)."""
         if self.problem == "online":
             return LEARNERS[method].private
-        from ..offline import get_method
-
         return get_method(method).private
 
     @property
@@ -263,8 +262,6 @@ def parse_config(data: Mapping[str, Any], *, source: str = "<config>") -> SweepC
 
 def _offline(source: str, data: Mapping[str, Any], exp: Mapping[str, Any], k: int
              ) -> tuple[list[str], dict[str, Any], tuple[None]]:
-    from ..offline import list_methods
-
     valid = list_methods()
     methods = _list(source, "[experiment] methods", exp.get("methods"), "method names")
     for m in methods:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..constraints import UniformMatroid
+from ..datasets.graphs import load_graph as _load_graph
 from ..functions.ksubmodular import KTopicInfluence, directed_edges
 from ..offline import maximize_ksubmodular
 from .plots import axes_of, figure, optional_figure, save_figure
@@ -46,11 +47,9 @@ PRIVATE = ("ks_private", "ks_private_sampled")
 def load_graph(name: str) -> Any:
     """A graph bundled with networkx: ``"les_miserables"`` or ``"karate"``
     (see :func:`dpsubmod.datasets.load_graph`)."""
-    from ..datasets import load_graph as load
-
     if name not in GRAPHS:
         raise ValueError(f"Unknown graph {name!r}; choose one of {GRAPHS}.")
-    return load(name).graph
+    return _load_graph(name).graph
 
 
 def topic_probabilities(graph: Any, k: int, p_max: float, rng: np.random.Generator

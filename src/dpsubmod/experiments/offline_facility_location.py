@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..constraints import Knapsack
+from ..datasets.tables import load_breast_cancer
 from ..errors import ValidationError
 from ..functions import FacilityLocation
 from ..offline import maximize
@@ -83,8 +84,6 @@ def load_points(name: str, uber_path: Path | None = None
         # a public 10 x 10 grid over lower Manhattan to Harlem (degrees), about 1 km bandwidth
         return pts, _grid((40.70, -74.02), (40.82, -73.93), 10), 0.01
     if name == "breast_cancer":
-        from ..datasets.tables import load_breast_cancer
-
         d = load_breast_cancer(bins=None)
         # mean radius and mean texture, scaled by the ranges published with the data set
         lo, hi = np.array([6.981, 9.71]), np.array([28.11, 39.28])

@@ -56,7 +56,7 @@ from .._validation import check_int, check_real
 from ..datasets import load_graph
 from ..errors import ValidationError
 from ..functions import SetFunction
-from ..functions.base import CutForm
+from ..functions.cut_form import CutForm
 from ..online import (
     BanditHazanKale,
     BanditSubmodPFTAL,

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import replacing
 from ..errors import ValidationError
 from .results import MissingDependencyError
 
@@ -145,8 +146,6 @@ def save_figure(fig: Any, path: str | Path, *, dpi: int = 130,
     The figure stays open: close a pyplot figure with ``plt.close(fig)`` when done (a
     :func:`figure` needs no closing).
     """
-    from .._atomic import replacing
-
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import online
+from ..datasets.synthetic import clustered_points
+from ..datasets.tables import load_breast_cancer
+from ..functions import FacilityLocation, MutualInformation
+from ..offline import maximize
+from ..online import FunctionStream, ftl_trap_stream, stochastic_stream
+from .online_minimization import karate_stream
+
 
 @dataclass(frozen=True)
 class Param:
@@ -60,9 +68,6 @@ OBJECTIVES: dict[str, dict[str, Param]] = {
 
 
 def _facility_location(p: Mapping[str, Any], data_seed: np.random.SeedSequence) -> Any:
-    from ..datasets.synthetic import clustered_points
-    from ..functions import FacilityLocation
-
     records_ss, public_ss = data_seed.spawn(2)
     pts = clustered_points(p["records"], 2, n_clusters=p["clusters"], spread=p["spread"],
                            rng=np.random.default_rng(records_ss))
@@ -71,9 +76,6 @@ def _facility_location(p: Mapping[str, Any], data_seed: np.random.SeedSequence) 
 
 
 def _mutual_information(p: Mapping[str, Any], data_seed: np.random.SeedSequence) -> Any:
-    from ..datasets.tables import load_breast_cancer
-    from ..functions import MutualInformation
-
     d = load_breast_cancer(bins=p["bins"])
     return MutualInformation.from_records(d.X, d.y)
 
@@ -96,8 +98,6 @@ def build_objective(spec: Mapping[str, Any], seed: int) -> tuple[Any, float]:
     """
     key = (seed, tuple(sorted(spec.items())))
     if key not in _CACHE:
-        from ..offline import maximize
-
         kind = spec["kind"]
         params = {k: v for k, v in spec.items() if k not in ("kind", "k")}
         f = _OBJECTIVE_BUILDERS[kind](params, np.random.SeedSequence(seed, spawn_key=(0,)))
@@ -138,26 +138,16 @@ def build_stream(spec: Mapping[str, Any], T: int, seed: int, rep: int) -> Any:
     ss = np.random.SeedSequence(seed, spawn_key=(2, int(T), int(rep)))
     kind = spec["kind"]
     if kind == "stochastic":
-        from ..online import stochastic_stream
-
         return stochastic_stream(spec["n"], T, coupling=spec["coupling"],
                                  rng=np.random.default_rng(ss))
     if kind == "ftl_trap":
-        from ..online import ftl_trap_stream
-
         # Deterministic: the stream that makes full-information regret grow like sqrt(T).
         w = (-1.0) ** np.arange(spec["n"]) * np.arange(spec["n"], 0, -1)
         return ftl_trap_stream(w / np.abs(w).sum(), T)
     if kind == "karate_cut":
-        from .online_minimization import karate_stream
-
         return karate_stream(T, affinity=spec["affinity"], noise=spec["noise"],
                              rng=np.random.default_rng(ss))
     if kind == "facility_location":
-        from ..datasets.synthetic import clustered_points
-        from ..functions import FacilityLocation
-        from ..online import FunctionStream
-
         people_ss, public_ss, draw_ss = ss.spawn(3)
         pts = clustered_points(spec["records"], 2, n_clusters=spec["clusters"],
                                spread=spec["spread"], rng=np.random.default_rng(people_ss))
@@ -191,8 +181,6 @@ class LearnerSpec:
     @property
     def tags(self) -> Any:
         """The :class:`~dpsubmod.online.tags.LearnerTags` of the learner's class."""
-        from .. import online  # the online layer stays off the offline paths until used
-
         return getattr(online, self.learner).tags()
 
     @property
@@ -207,8 +195,6 @@ class LearnerSpec:
 
 
 def _learner_class(cls_name: str) -> Any:
-    from .. import online
-
     return getattr(online, cls_name)
 
 
@@ -246,8 +232,6 @@ def _batched(n: int, T: int, k: int, eps: float | None, delta: float, rng: Any,
              **opts: Any) -> Any:
     """BatchedPrivateBandit around the non-private Streeter-Golovin bandit (``inner=`` takes
     the inner learner's own options)."""
-    from .. import online
-
     inner = online.BanditOnlineGreedy(n, T, k, **dict(opts.pop("inner", {})))
     return online.BatchedPrivateBandit(inner, epsilon=eps, rng=rng, **opts)
 

@@ -49,8 +49,17 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from ..offline import maximize
+from ..online import run
 from .config import ConfigError, SweepConfig, load_config
-from .plots import summarize
+from .plots import (
+    figure,
+    plot_metric_vs_epsilon,
+    plot_privacy_per_step,
+    plot_regret_vs_T,
+    save_figure,
+    summarize,
+)
 from .problems import LEARNERS, build_learner, build_objective, build_stream
 from .results import MissingDependencyError, ResultStore, read_table
 
@@ -169,8 +178,6 @@ def run_cell(config: SweepConfig, key: CellKey) -> dict[str, Any]:
 
 def _offline_cell(config: SweepConfig, method: str, eps: float | None, opts: dict[str, Any],
                   rng: np.random.Generator) -> dict[str, Any]:
-    from ..offline import maximize
-
     f, ref = build_objective(config.spec, config.seed)
     if eps is not None:
         opts.setdefault("delta", config.delta)
@@ -187,8 +194,6 @@ def _offline_cell(config: SweepConfig, method: str, eps: float | None, opts: dic
 
 def _online_trace(config: SweepConfig, method: str, eps: float | None, T: int, seed: int,
                   opts: dict[str, Any], rng: np.random.Generator) -> Any:
-    from ..online import run
-
     stream = build_stream(config.spec, T, config.seed, seed)
     delta = float(opts.pop("delta", config.delta))
     learner = build_learner(method, stream.n, T, config.k, eps, delta, rng, opts)
@@ -225,8 +230,6 @@ def example_release(config: SweepConfig) -> tuple[CellKey, Any] | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if config.problem == "offline":
-            from ..offline import maximize
-
             f, _ = build_objective(config.spec, config.seed)
             opts.setdefault("delta", config.delta)
             return key, maximize(f, config.k, key[0], epsilon=eps, rng=rng, **opts)
@@ -420,13 +423,6 @@ def make_plots(result: SweepResult, directory: str | os.PathLike[str], stem: str
     MissingDependencyError
         When matplotlib is not installed.
     """
-    from .plots import (
-        figure,
-        plot_metric_vs_epsilon,
-        plot_privacy_per_step,
-        plot_regret_vs_T,
-        save_figure,
-    )
 
     cfg = result.config
     d = Path(directory)

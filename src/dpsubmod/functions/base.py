@@ -53,17 +53,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _progress
-from .._lazy import lazy_module
 from .._validation import as_mask, check_indices
 from ..errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ._objective import DataModel, Objective
 
-sp = lazy_module("scipy.sparse")
+if TYPE_CHECKING:
+    from .cut_form import CutForm
 
 
 class FunctionState:
@@ -146,79 +146,6 @@ class FunctionState:
                              for k, v in self.__dict__.items() if k != "f"})
         new.f = self.f
         return new
-
-
-@dataclass(frozen=True)
-class CutForm:
-    r"""A function written as :math:`f(S) = \sum_{u \in S, v \notin S} W_{uv} + \sum_{e \in S}
-    m_e`: a (directed) graph cut with nonnegative weights plus a modular term.
-
-    Such a function is minimised exactly by one s-t minimum cut, and a sum of them is one of them
-    (arcs and modular terms add), which is how :meth:`SetFunction.cut_form` serves both
-    :func:`dpsubmod.offline.minimize` and the online comparators. The arcs are kept as arrays
-    (repeated arcs add up), so summing forms costs no sparse-matrix work.
-
-    Attributes
-    ----------
-    n : int
-        Ground-set size.
-    tails, heads : ndarray of int64
-        Arc ``a`` goes from ``tails[a]`` to ``heads[a]`` (no self-loops).
-    arc_weights : ndarray of float64
-        Nonnegative weight of each arc.
-    modular : ndarray of float64, shape (n,)
-        ``m``.
-    directed : bool
-        Whether the arcs may be asymmetric (a sum with a directed cut is a directed cut); an
-        undirected cut lists each edge in both directions.
-    cut : bool
-        Whether a graph cut is part of the function (even one without edges); a modular
-        function alone has ``cut=False``.
-    """
-
-    n: int
-    tails: np.ndarray
-    heads: np.ndarray
-    arc_weights: np.ndarray
-    modular: np.ndarray
-    directed: bool = False
-    cut: bool = True
-
-    @classmethod
-    def of_matrix(cls, W: object, modular: np.ndarray, directed: bool) -> CutForm:
-        """The form of ``cut_W + m`` for a sparse weight matrix ``W[u, v]`` (arc ``u -> v``)."""
-        W = sp.csr_array(W)
-        tails = np.repeat(np.arange(W.shape[0], dtype=np.int64), np.diff(W.indptr))
-        return cls(int(W.shape[0]), tails, W.indices.astype(np.int64),
-                   np.asarray(W.data, dtype=np.float64), np.asarray(modular, np.float64),
-                   bool(directed))
-
-    @classmethod
-    def modular_only(cls, modular: np.ndarray) -> CutForm:
-        """The form of a modular function (no arc)."""
-        empty = np.zeros(0, dtype=np.int64)
-        m = np.asarray(modular, dtype=np.float64)
-        return cls(m.size, empty, empty, np.zeros(0), m, False, False)
-
-    @property
-    def weights(self) -> sp.csr_array | None:
-        """``W`` as a CSR matrix (repeated arcs summed); ``None`` without arcs."""
-        if not self.cut:
-            return None
-        return sp.csr_array((self.arc_weights, (self.tails, self.heads)), shape=(self.n, self.n))
-
-    def scaled(self, c: float) -> CutForm:
-        """The form of ``c f`` (``c >= 0``)."""
-        return CutForm(self.n, self.tails, self.heads, c * self.arc_weights, c * self.modular,
-                       self.directed, self.cut)
-
-    def plus(self, other: CutForm) -> CutForm:
-        """The form of the sum of two such functions."""
-        return CutForm(self.n, np.concatenate([self.tails, other.tails]),
-                       np.concatenate([self.heads, other.heads]),
-                       np.concatenate([self.arc_weights, other.arc_weights]),
-                       self.modular + other.modular, self.directed or other.directed,
-                       self.cut or other.cut)
 
 
 class SetFunction(Objective, ABC):
@@ -368,9 +295,9 @@ class SetFunction(Objective, ABC):
         return ((1.0, self),)
 
     def cut_form(self) -> CutForm | None:
-        """``f`` as a graph cut plus a modular term (:class:`CutForm`), or ``None`` when it is
-        not known to be one. Modular functions, cuts, and their sums and nonnegative multiples
-        have one."""
+        """``f`` as a graph cut plus a modular term
+        (:class:`~dpsubmod.functions.cut_form.CutForm`), or ``None`` when it is not known to
+        be one. Modular functions, cuts, and their sums and nonnegative multiples have one."""
         return None
 
     def state(self) -> FunctionState:

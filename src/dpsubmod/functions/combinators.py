@@ -14,7 +14,8 @@ import numpy as np
 from .._validation import check_finite, check_indices, check_real, check_same_ground_set
 from ..errors import ParameterTypeError, ValidationError
 from ._inputs import check_value_bound
-from .base import CutForm, DataModel, FunctionState, SetFunction
+from .base import DataModel, FunctionState, SetFunction
+from .cut_form import CutForm
 
 
 def _check_function(f: object, name: str, caller: str) -> SetFunction:

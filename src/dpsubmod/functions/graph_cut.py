@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ValidationError
 from ._inputs import as_matrix
-from .base import CutForm, FunctionState, SetFunction
+from .base import FunctionState, SetFunction
+from .cut_form import CutForm
 
 
 class GraphCut(SetFunction):
@@ -141,8 +143,6 @@ class GraphCut(SetFunction):
     def to_networkx(self) -> object:
         """The graph as a networkx ``DiGraph`` (directed) or ``Graph``, nodes labelled as given,
         with the ``'weight'`` edge attribute."""
-        import networkx as nx
-
         G = nx.from_scipy_sparse_array(
             self.adjacency, create_using=nx.DiGraph if self.directed else nx.Graph)
         return nx.relabel_nodes(G, dict(enumerate(self.nodes)), copy=False)
@@ -152,8 +152,6 @@ class GraphCut(SetFunction):
 
 
 def _adjacency(obj: object, directed: bool | None) -> tuple[sp.csr_array, list, bool]:
-    import networkx as nx
-
     caller = "GraphCut"
     if directed is not None and not isinstance(directed, (bool, np.bool_)):
         raise ValidationError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
@@ -114,8 +115,6 @@ class InfluenceSpread(Coverage):
 def _reverse_graph(graph: object, probability: object, caller: str
                    ) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
     """In-edge CSR arrays: for node v, ``src[indptr[v]:indptr[v+1]]`` and their probabilities."""
-    import networkx as nx
-
     if not isinstance(graph, nx.Graph):
         raise ParameterTypeError(
             f"The 'graph' argument of {caller} must be a networkx Graph or DiGraph; got "

@@ -6,7 +6,8 @@ import numpy as np
 
 from .._validation import check_finite
 from ..errors import SensitivityError, ValidationError
-from .base import CutForm, DataModel, FunctionState, SetFunction
+from .base import DataModel, FunctionState, SetFunction
+from .cut_form import CutForm
 
 
 class Modular(SetFunction):

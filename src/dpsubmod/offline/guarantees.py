@@ -98,6 +98,9 @@ __all__ = ["greedy_guarantee", "em_greedy_guarantee", "no_guarantee", "continuou
            "stepwise_ratio", "best_steps", "singletons_feasible", "E1",
            "em_shortfall", "MAX_DEFAULT_STEPS"]
 
+# Lambert W serves the knapsack bound only, while private greedy (one function for every
+# constraint, on the select path) imports this module: importing scipy.special here would
+# double the CPU time of the select path's imports (benchmarks/bench_import.py).
 special = lazy_module("scipy.special")
 
 E1 = 1.0 - 1.0 / math.e

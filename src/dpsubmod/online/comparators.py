@@ -39,8 +39,9 @@ import scipy.sparse as sp
 from .._validation import check_int
 from ..constraints import Constraint, UniformMatroid
 from ..errors import ParameterTypeError, ValidationError
-from ..functions.base import CutForm, SetFunction
+from ..functions.base import SetFunction
 from ..functions.combinators import Sum
+from ..functions.cut_form import CutForm
 from ..functions.graph_cut import GraphCut
 from ..functions.modular import Modular
 from ..offline.discrete.greedy import greedy

@@ -40,17 +40,18 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._lazy import lazy_exports
 from ..datasets.records import RecordTable, as_table
 from ..errors import ValidationError
-from . import coverage, facility_location, feature_selection
+from ._bins import MISSING, binned_columns
 from ._common import INVALID_RULES, Scale, Task, owner_warnings
-from .feature_selection import MISSING, binned_columns
 from .release import BACKEND_GUARANTEE, ConstraintSpec, Release, build_constraint, private_select
 
 __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "RecordTable",
@@ -58,13 +59,24 @@ __all__ = ["TASKS", "INVALID_RULES", "DEFAULT_INVALID", "Task", "Scale", "Record
            "build_task", "check_data", "DataIssue", "build_constraint", "ConstraintSpec",
            "private_select", "Release", "BACKEND_GUARANTEE", "MISSING", "owner_warnings"]
 
-_BUILDERS: dict[str, Callable[..., Task]] = {
-    "facility-location": facility_location.facility_location,
-    "feature-selection": feature_selection.feature_selection,
-    "coverage": coverage.coverage,
-}
+#: Task name -> the module of this package whose function of the same name builds it. As the
+#: offline registry does for methods, the module is loaded when its task is built, and each
+#: imports its objective family at its top: a facility-location run loads neither the coverage
+#: family (scipy.sparse) nor the mutual information (scipy.special).
+_BUILDERS = {"facility-location": "facility_location", "feature-selection": "feature_selection",
+             "coverage": "coverage"}
 #: The task names, in the order the command line lists them.
 TASKS = tuple(_BUILDERS)
+
+# the builders' modules, as attributes of the package (PEP 562)
+__getattr__, __dir__ = lazy_exports(__name__, {}, modules=tuple(_BUILDERS.values()))
+
+
+def _builder(task: str) -> Callable[..., Task]:
+    module = _BUILDERS[task]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), module)
+
+
 #: The default rule for invalid values in private rows, per task.
 DEFAULT_INVALID = {"facility-location": "drop", "feature-selection": "impute",
                    "coverage": "clip"}
@@ -134,8 +146,8 @@ def build_task(task: str, records: object, *, columns: list[str] | None = None,
     scale = Scale(user_column=user_column, max_rows_per_user=max_rows_per_user,
                   relation=relation, chunk_rows=chunk_rows, scheduler=scheduler, n_jobs=n_jobs,
                   delimiter=delimiter, encoding=encoding)
-    return _BUILDERS[task](records, columns=columns, invalid=rule, names=names, scale=scale,
-                           **public)
+    return _builder(task)(records, columns=columns, invalid=rule, names=names, scale=scale,
+                          **public)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..functions.coverage import Coverage
 from ._common import (
     Scale,
     Task,
@@ -37,8 +38,6 @@ def coverage(records: object, *, columns: Sequence[str] | None = None, invalid: 
     counts as 0, "not covered") or ``"drop"`` (the whole row covers nothing but still counts in
     ``N``). Both rules depend on the row alone, so the sensitivity holds for every input.
     """
-    from ..functions import Coverage
-
     scale = scale or Scale()
     table = records_table(records, names, scale)
     rule = check_rule(invalid, "coverage", _ALLOWED, _WHY)

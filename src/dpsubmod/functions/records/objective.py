@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._rng import as_generator
 from ...errors import ValidationError
 from ..base import FunctionState, SetFunction
 from .kernels import MAX_ROWS, ConcaveKernel
@@ -225,8 +226,7 @@ class RecordObjective(SetFunction):
         """
         if self._rebuild is None:
             return super().neighbour(rng)
-        from ..._rng import as_generator
-        from .build import neighbour_of
+        from .build import neighbour_of  # build imports this module: a cycle
 
         return neighbour_of(self, as_generator(rng), index, record)
 
