@@ -36,15 +36,11 @@ from dpsubmod.online import (
 )
 from dpsubmod.online.oco import hedge_epsilon, tight_hedge_eta
 from dpsubmod.privacy import composition as comp
-from dpsubmod.privacy.composition import (
-    AUTO_MIN_GAIN,
-    auto_composition,
-    compose,
-    compose_epsilon,
-    split_budget,
-)
+from dpsubmod.privacy import split as spl
+from dpsubmod.privacy.composition import AUTO_MIN_GAIN, auto_composition, compose, compose_epsilon
 from dpsubmod.privacy.events import PrivacyEvent
 from dpsubmod.privacy.ledger import Ledger
+from dpsubmod.privacy.split import split_budget
 
 SRC = Path(dpsubmod.__file__).parent
 
@@ -146,7 +142,7 @@ CASES = {
     "dpsubmod.privacy.composition.compose":
         lambda: compose([PrivacyEvent.pure("m", 0.1, count=10)], 1e-6),
     "dpsubmod.privacy.composition.compose_epsilon": lambda: compose_epsilon(0.1, 10, 1e-6),
-    "dpsubmod.privacy.composition.split_budget": lambda: split_budget(1.0, 1e-6, 10),
+    "dpsubmod.privacy.split.split_budget": lambda: split_budget(1.0, 1e-6, 10),
     "dpsubmod.privacy.ledger.Ledger.total":
         lambda: Ledger([PrivacyEvent.pure("m", 0.1, count=10)]).total(delta=1e-6),
     "dpsubmod.privacy.ledger.Ledger.report":
@@ -254,7 +250,7 @@ def test_every_auto_user_asks_the_one_chooser(user, monkeypatch):
                 if value is auto_composition:
                     monkeypatch.setattr(mod, name, spy)
     assert comp.auto_composition is spy
-    comp._invert_cached.cache_clear()
+    spl._invert_cached.cache_clear()
     out = CASES[user]()
     assert calls, f"{user} decided 'auto' without auto_composition"
     # ... and states by the rule it chose (not by one a chooser of its own picked)

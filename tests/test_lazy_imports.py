@@ -217,7 +217,7 @@ DEFERRED = {
     ("privacy/calibration.py", "scipy.special"): "approximate-DP calibration only",
     ("privacy/selection.py", "scipy.special"): "log-sum-exp of the exact probabilities",
     ("privacy/kov.py", "scipy.special"): "optimal composition only",
-    ("privacy/composition.py", "scipy.optimize"): "advanced composition only",
+    ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
     ("privacy/zcdp.py", "scipy.optimize"): "zCDP conversion only",
     ("privacy/opendp_engine.py", "importlib.metadata"): "the OpenDP version, secure runs only",
     # import cycles: the combinators and record builders subclass or build the families

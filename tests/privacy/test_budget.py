@@ -19,10 +19,10 @@ from dpsubmod.errors import BudgetExceededError, BudgetFileError, DPSubmodError,
 from dpsubmod.online import FIDP, SubmodPFTAL
 from dpsubmod.privacy import Budget, FileBudget, PrivacyEvent
 from dpsubmod.privacy.additive import gaussian, laplace
-from dpsubmod.privacy.composition import even_share, split_budget
 from dpsubmod.privacy.filters import filter_level
 from dpsubmod.privacy.kov import kov_composition
 from dpsubmod.privacy.selection import exponential_mechanism
+from dpsubmod.privacy.split import even_share, split_budget
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 
 # ------------------------------------------------------------------------------------------------

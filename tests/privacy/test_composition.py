@@ -15,12 +15,7 @@ from hypothesis import strategies as st
 
 from dpsubmod.errors import DPSubmodError, ParameterTypeError, ValidationError
 from dpsubmod.privacy import Budget
-from dpsubmod.privacy.composition import (
-    AUTO_MIN_GAIN,
-    COMPOSITIONS,
-    compose_epsilon,
-    split_budget,
-)
+from dpsubmod.privacy.composition import AUTO_MIN_GAIN, COMPOSITIONS, compose_epsilon
 from dpsubmod.privacy.events import PrivacyEvent, rho_exponential
 from dpsubmod.privacy.kov import (
     KOV_MAX_USES,
@@ -30,6 +25,7 @@ from dpsubmod.privacy.kov import (
     kov_delta,
 )
 from dpsubmod.privacy.ledger import Ledger, PrivacyReport
+from dpsubmod.privacy.split import split_budget
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 from oracles import rr_composition_delta
 

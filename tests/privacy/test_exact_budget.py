@@ -19,7 +19,7 @@ from dpsubmod.errors import BudgetExceededError
 from dpsubmod.functions import FacilityLocation
 from dpsubmod.offline import maximize
 from dpsubmod.privacy import Budget, PrivacyEvent
-from dpsubmod.privacy.composition import even_share, proportional_shares, split_budget
+from dpsubmod.privacy.split import even_share, proportional_shares, split_budget
 from dpsubmod.privacy.zcdp import rho_for_target, zcdp_to_dp
 
 

@@ -13,7 +13,8 @@ release, composition and auditing.
   with its one-line free function, and the calibration helpers and privacy maps as functions
   (:mod:`~dpsubmod.privacy.calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
-  advance, and :func:`split_budget`, the one way a call splits its budget over its steps;
+  advance; :mod:`~dpsubmod.privacy.split`: :func:`split_budget`, the one way a call splits its
+  budget over its steps;
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
 * :mod:`~dpsubmod.privacy.continual`: tree aggregation (binary mechanism) for vector streams;
 * :mod:`~dpsubmod.privacy.checking` (an exact checker) and :mod:`~dpsubmod.privacy.audit` (a
@@ -41,7 +42,8 @@ _WHERE = {
         "laplace_scale", "report_noisy_max_epsilon", "report_noisy_max_scale", "zcdp_rho_for",
     ),
     "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
-    "composition": ("COMPOSITIONS", "Split", "compose", "compose_epsilon", "split_budget",),
+    "composition": ("COMPOSITIONS", "compose", "compose_epsilon",),
+    "split": ("Split", "split_budget",),
     "continual": ("TreeAggregator",),
     "events": ("PrivacyEvent",),
     "filters": ("FILTERS",),

@@ -30,7 +30,7 @@ values of the floats), and the nonlinear levels of ``"advanced"`` and ``"zcdp"``
 outward, so that the granted costs never exceed the budget by any amount, however small. A float
 is not the decimal it prints as: ``0.1`` is slightly above 1/10, so ten releases of ``0.1`` do
 not fit ``Budget(1.0)`` (the tenth finds ``0.09999999999999995`` left), while the pieces of
-:func:`~dpsubmod.privacy.composition.split_budget` always fit their total.
+:func:`~dpsubmod.privacy.split.split_budget` always fit their total.
 """
 
 from __future__ import annotations

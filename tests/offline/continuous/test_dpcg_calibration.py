@@ -20,7 +20,7 @@ from scipy.special import ndtr
 import dpsubmod.privacy as mech
 from dpsubmod.functions import Coverage
 from dpsubmod.offline.continuous.dpcg import dpcg, dpcg_curvature, dpcg_noise_scale
-from dpsubmod.privacy.composition import even_share
+from dpsubmod.privacy.split import even_share
 from dpsubmod.privacy.zcdp import rho_for_target
 
 

@@ -16,9 +16,9 @@ from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
 from ...privacy.backends import NoiseBackend
-from ...privacy.composition import even_share
 from ...privacy.events import PrivacyEvent, rho_pure
 from ...privacy.ledger import Ledger
+from ...privacy.split import even_share
 from ...privacy.zcdp import rho_for_target as _rho_for_target
 from .._common import check_noise_parameter
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
-from ...privacy.composition import split_budget
+from ...privacy.split import split_budget
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: 
         Per-coordinate gradient sensitivity ``s``: ``2 Delta`` in the general data model,
         ``Delta`` for monotone records.
     composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
-        How the steps share the budget (:func:`~dpsubmod.privacy.composition.split_budget`).
+        How the steps share the budget (:func:`~dpsubmod.privacy.split.split_budget`).
     layer_width : float, default=0
         Width ``w`` of Algorithm 2's score layers (0: no quantization). Quantized scores move
         by less than ``r s + w``.

@@ -61,9 +61,9 @@ from ...errors import ValidationError
 from ...extensions.multilinear import has_closed_form, multilinear_gradient
 from ...functions.base import SetFunction
 from ...polytopes.oracles import KnapsackPolytope
-from ...privacy.composition import even_share, proportional_shares
 from ...privacy.events import PrivacyEvent, rho_pure
 from ...privacy.plan import backend_name
+from ...privacy.split import even_share, proportional_shares
 from .._common import (
     check_noise_parameter,
     make_result,

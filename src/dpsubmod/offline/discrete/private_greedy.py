@@ -45,11 +45,12 @@ from ...constraints import Constraint, Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
 from ...privacy.calibration import exponential_mechanism_weight
-from ...privacy.composition import _split, check_composition
+from ...privacy.composition import check_composition
 from ...privacy.events import PrivacyEvent
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
+from ...privacy.split import _split
 from .._common import (
     PrivateCall,
     check_score_sensitivity,

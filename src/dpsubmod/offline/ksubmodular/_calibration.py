@@ -20,8 +20,9 @@ from ...constraints import Constraint, Matroid, UniformMatroid
 from ...errors import ParameterTypeError
 from ...functions.ksubmodular.base import KSubmodularFunction
 from ...privacy.backends import NoiseBackend
-from ...privacy.composition import Split, _split, check_composition
+from ...privacy.composition import check_composition
 from ...privacy.selection import ExponentialMechanism
+from ...privacy.split import Split, _split
 from .._common import check_score_sensitivity, exponential_step
 
 

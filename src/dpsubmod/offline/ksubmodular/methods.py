@@ -294,7 +294,7 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         With ``delta > 0`` the steps may be composed by a rule that trades delta for epsilon.
     composition : {"auto", "basic", "advanced", "kov", "zcdp"}, default="auto"
         Rule used to split the total over the ``r`` steps
-        (:func:`~dpsubmod.privacy.composition.split_budget`): ``"basic"`` gives
+        (:func:`~dpsubmod.privacy.split.split_budget`): ``"basic"`` gives
         ``eps_step = epsilon / r``; ``"advanced"`` the Dwork-Rothblum-Vadhan bound
         ``eps_step sqrt(2 r ln(1/delta)) + r eps_step (e^eps_step - 1)`` (with the ``sqrt(r)`` the
         paper's Theorem 2.6 drops); ``"zcdp"`` the bounded-range cost ``r eps_step^2 / 8``

@@ -76,7 +76,7 @@ class DPMetaFrankWolfe(FrankWolfeLearner):
     :math:`\varepsilon`-DP) for the played sets and points, neighbours differing in one
     function. Each oracle's tree has :math:`\lfloor\log_2 T\rfloor + 1` levels and is calibrated
     to the leaf sensitivity :math:`n\,m_F` (l1, Laplace) or :math:`\sqrt n\,m_F` (l2, Gaussian);
-    Laplace trees get :math:`\varepsilon_0` = :func:`~dpsubmod.privacy.composition.split_budget`
+    Laplace trees get :math:`\varepsilon_0` = :func:`~dpsubmod.privacy.split.split_budget`
     ``(epsilon, delta, K)`` (the paper: :math:`\varepsilon/\sqrt{2K\ln(1/\delta)}` by advanced
     composition; here the exact inversion of the rule of ``composition``), Gaussian trees share
     :math:`\rho = ` ``rho_for_target(epsilon, delta)`` (zCDP). The whole run's guarantee (the

@@ -33,9 +33,9 @@ from ...functions.base import FunctionState, SetFunction
 from ...offline.guarantees import em_greedy_guarantee
 from ...offline.registry import constraint_kind, get_method, maximize
 from ...privacy.calibration import exponential_mechanism_weight
-from ...privacy.composition import split_budget
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from ...privacy.split import split_budget
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import Learner

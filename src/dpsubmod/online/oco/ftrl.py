@@ -49,10 +49,11 @@ from ..._validation import check_finite, check_int, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ...polytopes.projections import Region, as_region, kl_projection
 from ...privacy._inputs import MAX_NOISE_SCALE
-from ...privacy.composition import check_composition, compose, even_share, split_budget
+from ...privacy.composition import check_composition, compose
 from ...privacy.continual import TreeAggregator, tree_levels
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from ...privacy.split import even_share, split_budget
 from ...privacy.zcdp import rho_for_target
 from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase
@@ -90,7 +91,7 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
     """The whole-run plan of ``copies`` tree-aggregated FTRL optimizers, and its calibration.
 
     Laplace trees: ``copies`` pure events of ``tree_epsilon`` each (by default the split of
-    ``(epsilon, delta)`` over the copies, :func:`~dpsubmod.privacy.composition.split_budget`),
+    ``(epsilon, delta)`` over the copies, :func:`~dpsubmod.privacy.split.split_budget`),
     composed by the rule of the split. Gaussian trees: the copies share
     ``rho = rho_for_target(epsilon, delta)`` (zCDP). Only public parameters enter. One copy's
     counter is calibrated on ``backend`` here, so that whatever it refuses (a noise scale outside
@@ -162,7 +163,7 @@ class PrivateFTRL(OnlineBase):
     vectors of that round may change, each within ``loss_range``). Each copy's tree is calibrated
     to the leaf sensitivity :math:`n(hi - lo)` (l1, Laplace) or :math:`\sqrt n(hi - lo)` (l2,
     Gaussian) with :math:`\lfloor\log_2 T\rfloor + 1` levels. Laplace: per-copy
-    :math:`\varepsilon_0` from :func:`~dpsubmod.privacy.composition.split_budget` over the
+    :math:`\varepsilon_0` from :func:`~dpsubmod.privacy.split.split_budget` over the
     copies (basic at ``delta = 0``, else the rule of ``composition``); Gaussian: zCDP, the copies
     share :math:`\rho = ` :func:`~dpsubmod.privacy.zcdp.rho_for_target` ``(epsilon, delta)``.
     The whole run's guarantee is stated before the first update (:attr:`privacy`), and a

@@ -69,7 +69,8 @@ from ..._validation import check_int, check_real
 from ...errors import ParameterTypeError, ValidationError
 from ...privacy.backends import NoiseBackend, resolve_backend
 from ...privacy.calibration import exponential_mechanism_epsilon
-from ...privacy.composition import compose_epsilon, split_budget
+from ...privacy.composition import compose_epsilon
+from ...privacy.split import split_budget
 
 #: Composition rules of :func:`hedge_epsilon`: ``"paper"`` is the argument of Perez-Salazar and
 #: Cummings (advanced composition per expert at ``delta / experts``, basic composition over the
