@@ -17,7 +17,8 @@ from ..errors import NonFiniteObjectiveError, ParameterTypeError, ValidationErro
 from ..functions.base import SetFunction
 from ..privacy.backends import NoiseBackend, NumpyBackend, resolve_backend
 from ..privacy.events import PrivacyEvent
-from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
+from ..privacy.ledger import PrivacyReport
+from ..privacy.plan import Allowance, PrivacyPlan, backend_name, is_simulation
 from ..privacy.selection import ExponentialMechanism
 from .result import Diagnostics, Result
 
@@ -193,6 +194,21 @@ class PrivateCall:
     backend: Any
     noise: NoiseBackend
     gen: np.random.Generator
+
+    def charge_plan(self, label: str, events: list[PrivacyEvent], *, delta: float | None,
+                    composition: str, guarantee: tuple[float, float] | None = None
+                    ) -> tuple[PrivacyReport, Allowance]:
+        """Plan the run from ``events`` (its mechanisms' privacy maps, from public parameters
+        only), charge the whole plan once to the call's budget, before any draw, and return the
+        statement with an allowance that admits exactly the planned uses (the mechanisms'
+        ``budget=`` for their releases).
+
+        Raises :class:`~dpsubmod.errors.BudgetExceededError`, changing nothing, when the plan
+        does not fit the budget.
+        """
+        plan = private_plan(label, self.f, events, delta=delta, composition=composition,
+                            backend=self.backend, rng=self.rng, guarantee=guarantee)
+        return plan.charge(self.budget, caller=self.caller), plan.allowance()
 
 
 def private_call(caller: str, f: object, constraint: object, *, epsilon: float, delta: float,

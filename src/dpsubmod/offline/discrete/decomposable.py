@@ -24,7 +24,6 @@ from .._common import (
     is_knapsack,
     make_result,
     private_call,
-    private_plan,
     require_finite,
 )
 from ..guarantees import em_greedy_guarantee
@@ -160,11 +159,9 @@ def _private_greedy_decomposable(call: PrivateCall, *, sensitivity: float | None
     k = constraint.max_size
     # the steps' events are planned; the call's guarantee is the whole-run (epsilon, delta) of
     # gupta_privacy, not their composition
-    plan = private_plan("private_greedy_decomposable", f, [step.privacy_map()._times(k)],
-                        delta=call.delta, composition="gupta", backend=call.backend,
-                        rng=call.rng, guarantee=(call.epsilon, call.delta))
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(
+        "private_greedy_decomposable", [step.privacy_map()._times(k)], delta=call.delta,
+        composition="gupta", guarantee=(call.epsilon, call.delta))
 
     st = f.state()
     start = f.evaluations

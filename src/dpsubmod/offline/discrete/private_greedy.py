@@ -58,7 +58,6 @@ from .._common import (
     is_knapsack,
     make_result,
     private_call,
-    private_plan,
     require_finite,
     resolve,
 )
@@ -197,10 +196,8 @@ def _private_greedy(call: PrivateCall, *, composition: str, sensitivity: float |
     name = "private_stochastic_greedy" if sample_size is not None else "private_greedy"
     mechanisms = _Steps.build(call, eps_step, scorer, delta_sens)
 
-    plan = private_plan(name, f, mechanisms.events(k), delta=split.delta,
-                        composition=split.composition, backend=call.backend, rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(name, mechanisms.events(k), delta=split.delta,
+                                         composition=split.composition)
 
     start = f.evaluations
     sel, trace = _run_em_greedy(f, constraint, step=mechanisms.step, scorer=scorer, steps=k,

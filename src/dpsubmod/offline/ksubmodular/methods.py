@@ -50,7 +50,7 @@ from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
-from .._common import PrivateCall, bound_guarantee, private_call, private_plan, require_finite
+from .._common import PrivateCall, bound_guarantee, private_call, require_finite
 from ..guarantees import UNITS, no_guarantee
 from ..registry import register
 from ..result import Diagnostics, Result
@@ -228,10 +228,8 @@ def _ks_private(call: PrivateCall, *, composition: str, sensitivity: float | Non
                              sensitivity)
     eps_step = split.epsilon_step
     step = _step_mechanism(caller, eps_step, sens, call.noise)
-    plan = private_plan(caller, f, [step.privacy_map()._times(split.steps)], delta=split.delta,
-                        composition=split.composition, backend=call.backend, rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(caller, [step.privacy_map()._times(split.steps)],
+                                         delta=split.delta, composition=split.composition)
 
     start = f.evaluations
     st = f.state()
@@ -342,10 +340,8 @@ def _ks_private_sampled(call: PrivateCall, *, gamma: float, composition: str,
         )
     sizes = ks_sample_sizes(f.n, r, gamma)
     step = _step_mechanism(caller, eps_step, sens, call.noise)
-    plan = private_plan(caller, f, [step.privacy_map()._times(split.steps)], delta=split.delta,
-                        composition=split.composition, backend=call.backend, rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(caller, [step.privacy_map()._times(split.steps)],
+                                         delta=split.delta, composition=split.composition)
 
     gen = call.gen
     start = f.evaluations
