@@ -225,16 +225,43 @@ CASES = {
 }
 
 
+def method_calls() -> dict[str, Callable[[], Any]]:
+    """Every registered private offline method through its public entry (``maximize`` or
+    ``maximize_ksubmodular``), on small instances (``--methods``)."""
+    from dpsubmod.functions.ksubmodular import KFacilityLocation
+    from dpsubmod.offline import list_methods
+
+    rng = np.random.default_rng(0)
+    f = FacilityLocation.from_records(rng.random((200, 2)), rng.random((20, 2)),
+                                      similarity="gaussian", bandwidth=0.1)
+    kf = KFacilityLocation(rng.random((2, 20, 6)), max_similarity=1.0)
+    options = {"private_greedy_decomposable": {"delta": 1e-6},
+               "private_continuous_greedy": {"steps": 4},
+               "private_continuous_greedy_layers": {"steps": 4},
+               "dpcg": {"steps": 4}, "dpcg_curvature": {"steps": 4}}
+    out: dict[str, Callable[[], Any]] = {}
+    for name in list_methods(private=True):
+        opts = options.get(name, {})
+        out[name] = (lambda n=name, o=opts: dpsubmod.maximize(f, 5, n, epsilon=1.0, rng=0, **o))
+    for name in list_methods(private=True, kind="ksubmodular"):
+        out[name] = (lambda n=name: dpsubmod.maximize_ksubmodular(kf, 3, n, epsilon=1.0, rng=0))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--by-file", action="store_true",
                         help="list the files touched and every epsilon check by call site")
+    parser.add_argument("--methods", action="store_true",
+                        help="also trace every registered private offline method")
     args = parser.parse_args(argv)
     rows = [(name, trace(make())) for name, make in CASES.items()]
-    print(f"{'path':<16} {'files':>5} {'cross-file calls':>16} {'calls':>6} "
+    if args.methods:
+        rows += [(name, trace(call)) for name, call in method_calls().items()]
+    print(f"{'path':<32} {'files':>5} {'cross-file calls':>16} {'calls':>6} "
           f"{'eps validations':>15}  first draw")
     for name, t in rows:
-        print(f"{name:<16} {len(t.files):>5} {t.cross_file_calls:>16} {t.calls:>6} "
+        print(f"{name:<32} {len(t.files):>5} {t.cross_file_calls:>16} {t.calls:>6} "
               f"{t.epsilon_validations:>15}  {t.first_draw or 'none found'}")
     if args.by_file:
         for name, t in rows:
