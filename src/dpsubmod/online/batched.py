@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import privacy as mech
 from .._guarantee import RegretGuarantee, regret_guarantee
 from .._rng import RNGLike, as_generator
 from .._validation import check_int
 from ..errors import ParameterTypeError, ValidationError
+from ..privacy.additive import Laplace
 from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
@@ -322,6 +322,12 @@ class BatchedPrivateBandit(Learner):
     def _privacy_plan(self) -> PrivacyPlan:
         return self._memo_plan(self._build_plan)  # type: ignore[return-value]
 
+    def _noise(self, B: int, rng: Any) -> Laplace:
+        """The mechanism of a batch mean's release: Laplace noise at ``epsilon`` on a mean of
+        sensitivity ``w / B``."""
+        return Laplace(epsilon=float(self.epsilon), sensitivity=self._batch_sensitivity(B),
+                       **tree_backend(self.backend, rng))
+
     def _build_plan(self) -> PrivacyPlan:
         eps, B = float(self.epsilon), self._B()
         N = self.T // B
@@ -341,7 +347,7 @@ class BatchedPrivateBandit(Learner):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # shown once at construction
             self._inner = self.learner.clone(T=N, rng=inner_seed)
-        self._noise_kw = tree_backend(self.backend, noise_rng)
+        self._mechanism = self._noise(B, noise_rng)
         self._allowance = self._run_allowance()
         lo, hi = self._range()
         self._margin = (noise_margin(hi - lo, B, N, float(self.epsilon)) if self.shrink
@@ -370,8 +376,6 @@ class BatchedPrivateBandit(Learner):
         self._sum += min(max(float(value), lo), hi)
         self._in_batch += 1
         if self._in_batch == B:
-            noisy = mech.laplace(self._sum / B, epsilon=float(self.epsilon),
-                                 sensitivity=self._batch_sensitivity(B),
-                                 budget=self._allowance, **self._noise_kw)
+            noisy = self._mechanism.release(self._sum / B, budget=self._allowance)
             self._inner.update(inner_feedback(noisy, lo, hi, self._margin))
             self._sum, self._in_batch = 0.0, 0
