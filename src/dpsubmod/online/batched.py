@@ -41,6 +41,7 @@ F. McSherry, "Privacy integrated queries", SIGMOD 2009 (parallel composition).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any
@@ -52,7 +53,6 @@ from .._rng import RNGLike, as_generator
 from .._validation import check_int
 from ..errors import ParameterTypeError, ValidationError
 from ..privacy.additive import Laplace
-from ..privacy.events import PrivacyEvent
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
 from ._plans import check_backend, learner_backend, run_plan, tree_backend
@@ -331,9 +331,11 @@ class BatchedPrivateBandit(Learner):
     def _build_plan(self) -> PrivacyPlan:
         eps, B = float(self.epsilon), self._B()
         N = self.T // B
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=N,
-                          note=f"one noisy batch mean per batch ({N} batches of {B} rounds), "
-                               f"sensitivity {self._batch_sensitivity(B):.6g}; disjoint rounds")
+        # calibrated only, never drawn from: a numpy backend here needs no seed
+        ev = dataclasses.replace(
+            self._noise(B, 0).privacy_map()._times(N),
+            note=f"one noisy batch mean per batch ({N} batches of {B} rounds), sensitivity "
+                 f"{self._batch_sensitivity(B):.6g}; disjoint rounds")
         return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
