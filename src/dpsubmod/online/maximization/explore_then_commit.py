@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
+from ...privacy.additive import Laplace
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
@@ -344,6 +344,12 @@ class PrivateExploreThenCommit(Learner):
         enters one of them, divided by ``m``."""
         return float(self.bound) / m
 
+    def _noise(self, candidates: int, plays: int, backend_kw: dict[str, Any]) -> Laplace:
+        """The mechanism of one phase's release: Laplace noise at ``epsilon`` on the vector of
+        ``candidates`` means of ``plays`` rounds each (l1 sensitivity ``bound / plays``)."""
+        return Laplace(epsilon=float(self.epsilon), sensitivity=self._mean_sensitivity(plays),
+                       dim=candidates, **backend_kw)
+
     def _guarantee(self) -> RegretGuarantee:
         ratio, rname = constraint_ratio(self._constraint)
         B, T = float(self.bound), int(self.T)
@@ -454,9 +460,8 @@ class PrivateExploreThenCommit(Learner):
         self._pos += 1
         plays = self._phases[self._phase][1]
         if self._pos == self._cands.size * plays:
-            noisy = np.atleast_1d(mech.laplace(self._sums / plays, epsilon=float(self.epsilon),
-                                               sensitivity=self._mean_sensitivity(plays),
-                                               budget=self._allowance, **self._noise_kw))
+            noisy = np.atleast_1d(self._noise(self._cands.size, plays, self._noise_kw).release(
+                self._sums / plays, budget=self._allowance))
             # Post-processing of the released vectors: each survivor's estimate pools its
             # noisy means over all of the stage's phases, weighted by their plays (its mean
             # over every round it was played in the stage, plus the phases' noise).
