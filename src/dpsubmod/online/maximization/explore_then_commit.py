@@ -26,6 +26,7 @@ composition, neighbours differing in one round's function.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -376,15 +377,24 @@ class PrivateExploreThenCommit(Learner):
 
     def _build_plan(self) -> PrivacyPlan:
         eps = float(self.epsilon)
-        m = self._m()
-        releases = len(self._periods()) * sum(
-            len(stage_phases(N, m, self.schedule)) for N in self._sizes())
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=max(releases, 1),
-                          note=f"one vector of noisy candidate means per phase of a greedy "
-                               f"stage (up to {releases}, over {len(self._periods())} "
-                               f"period(s)), l1 sensitivity bound / plays of the phase; "
-                               f"disjoint rounds")
-        return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
+        m, periods = self._m(), len(self._periods())
+        # Every phase of every stage, per period, with at most the stage's N_i candidates:
+        # its mechanism's map, identical maps counted together (calibrated only, never drawn
+        # from: a numpy backend here needs no seed).
+        kw = tree_backend(self.backend, 0)
+        uses: dict[PrivacyEvent, int] = {}
+        for N in self._sizes():
+            for cands, plays in stage_phases(N, m, self.schedule):
+                ev = dataclasses.replace(self._noise(cands, plays, kw).privacy_map(), note="")
+                uses[ev] = uses.get(ev, 0) + periods
+        releases = sum(uses.values())
+        if not uses:  # lone candidates only, added unplayed: one use keeps the plan stated
+            uses[dataclasses.replace(self._noise(1, m, kw).privacy_map(), note="")] = 1
+        note = (f"noisy candidate means per phase of a greedy stage (up to {releases} "
+                f"releases, over {periods} period(s)), l1 sensitivity bound / plays of the "
+                "phase; disjoint rounds")
+        events = [dataclasses.replace(ev._times(count), note=note) for ev, count in uses.items()]
+        return run_plan(type(self).__name__, events, composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
 
