@@ -127,9 +127,8 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
             "outside floating-point range. Pass a larger epsilon (or rescale the gains)."
         )
     # One copy's counter, calibrated here and never fed: the plan is K uses of its map. The run
-    # draws the K copies' node noise from one counter of dimension K n (see PrivateFTRL._reset),
-    # whose node-noise scale is this counter's in real numbers (on a grid backend at least
-    # this counter's: the joint effective sensitivity is at least K times a copy's).
+    # draws the K copies' node noise from one counter of dimension K n, each copy's block
+    # calibrated to one copy's leaf sensitivity (see PrivateFTRL._reset).
     if noise == "laplace":
         copy = tree_event(int(T), n, noise="laplace", sensitivity=n * width, epsilon=e0,
                           backend=backend)
