@@ -559,14 +559,16 @@ class ForcedGenerator:
 
 
 def _force_sample(learner, tup) -> None:
-    learner._hedge.sample = lambda *, distinct=False, tup=tuple(tup): np.array(tup, dtype=np.int64)
+    # the experts draw through their mechanism's release on the bank's gains
+    learner._hedge._release = lambda mechanism, budget, distinct, tup=tuple(tup): np.array(
+        tup, dtype=np.int64)
 
 
 def experts_output_distribution(learner, functions, *, presampled_M: int | None = None) -> dict:
     """Exact law of the sequence of played sets of an experts learner (``FIDP``, ``BanditDP``,
     ``NaiveBanditDP``, ``PresampledBanditDP``) on ``functions``, by enumerating every draw.
 
-    Each random choice of the learner is forced in turn (Hedge draws through ``sample``,
+    Each random choice of the learner is forced in turn (Hedge draws through ``_release``,
     exploration coins and uniform choices through :class:`ForcedGenerator`), and weighted by its
     probability as computed from the learner's own state (Hedge distributions, ``gamma``, the
     selection-sampling probabilities), so the learner's updates are exercised exactly. For

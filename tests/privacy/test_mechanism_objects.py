@@ -4,6 +4,7 @@ object's law on tiny neighbouring inputs with a mis-calibrated control that the 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -256,6 +257,39 @@ def test_exact_exponential_mechanism():
 def test_exact_exponential_weights():
     _check_and_control(lambda m, q: _softmax(m.weight, q), ExponentialWeights(weight=0.5),
                        ExponentialWeights(weight=0.5, monotonic=True), EM_D, EM_DP)
+
+
+def _rows_law(w, G, distinct):
+    """Joint law of a two-row exponential-weights release (row 1 renormalised over the
+    indices row 0 left when ``distinct``)."""
+    p0 = _softmax(w, G[0])
+    out = []
+    for i in range(G.shape[1]):
+        q1 = G[1].copy()
+        if distinct:
+            q1[i] = -np.inf
+        with np.errstate(invalid="ignore"):
+            out.append(p0[i] * _softmax(w, q1))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("distinct", [False, True])
+def test_exact_exponential_weights_with_one_moving_row(distinct):
+    # Neighbours raise one score of row 0 by 1 (monotone); row 1 is the same in both: the
+    # release costs one row's draw, which the map of moving_rows=1 states (one use). The
+    # control moves a score of each row, which that map does not cover.
+    mech = ExponentialWeights(weight=0.5, monotonic=True, rows=2, moving_rows=1)
+    event = mech.privacy_map()
+    assert (event.epsilon, event.count) == (0.5, 1)
+    claim = event.epsilon * event.count
+    G = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 1.0]])
+    one, both = G.copy(), G.copy()
+    one[0, 0] = both[0, 0] = both[1, 1] = 1.0
+    law = functools.partial(_rows_law, mech.weight, distinct=distinct)
+    assert exact_check(law, G, one, claim).passed
+    assert not exact_check(law, G, both, claim).passed
+    with pytest.raises(ValidationError, match="moving_rows"):
+        ExponentialWeights(weight=0.5, rows=2, moving_rows=3)
 
 
 def test_exact_permute_and_flip():

@@ -41,18 +41,18 @@ F. McSherry, "Privacy integrated queries", SIGMOD 2009 (parallel composition).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any
 
 import numpy as np
 
-from .. import privacy as mech
 from .._guarantee import RegretGuarantee, regret_guarantee
 from .._rng import RNGLike, as_generator
 from .._validation import check_int
 from ..errors import ParameterTypeError, ValidationError
-from ..privacy.events import PrivacyEvent
+from ..privacy.additive import Laplace
 from ..privacy.plan import PrivacyPlan
 from ._checks import check_finite_epsilon
 from ._plans import check_backend, learner_backend, run_plan, tree_backend
@@ -322,12 +322,20 @@ class BatchedPrivateBandit(Learner):
     def _privacy_plan(self) -> PrivacyPlan:
         return self._memo_plan(self._build_plan)  # type: ignore[return-value]
 
+    def _noise(self, B: int, rng: Any) -> Laplace:
+        """The mechanism of a batch mean's release: Laplace noise at ``epsilon`` on a mean of
+        sensitivity ``w / B``."""
+        return Laplace(epsilon=float(self.epsilon), sensitivity=self._batch_sensitivity(B),
+                       **tree_backend(self.backend, rng))
+
     def _build_plan(self) -> PrivacyPlan:
         eps, B = float(self.epsilon), self._B()
         N = self.T // B
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=N,
-                          note=f"one noisy batch mean per batch ({N} batches of {B} rounds), "
-                               f"sensitivity {self._batch_sensitivity(B):.6g}; disjoint rounds")
+        # calibrated only, never drawn from: a numpy backend here needs no seed
+        ev = dataclasses.replace(
+            self._noise(B, 0).privacy_map()._times(N),
+            note=f"one noisy batch mean per batch ({N} batches of {B} rounds), sensitivity "
+                 f"{self._batch_sensitivity(B):.6g}; disjoint rounds")
         return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
@@ -341,7 +349,7 @@ class BatchedPrivateBandit(Learner):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # shown once at construction
             self._inner = self.learner.clone(T=N, rng=inner_seed)
-        self._noise_kw = tree_backend(self.backend, noise_rng)
+        self._mechanism = self._noise(B, noise_rng)
         self._allowance = self._run_allowance()
         lo, hi = self._range()
         self._margin = (noise_margin(hi - lo, B, N, float(self.epsilon)) if self.shrink
@@ -370,8 +378,6 @@ class BatchedPrivateBandit(Learner):
         self._sum += min(max(float(value), lo), hi)
         self._in_batch += 1
         if self._in_batch == B:
-            noisy = mech.laplace(self._sum / B, epsilon=float(self.epsilon),
-                                 sensitivity=self._batch_sensitivity(B),
-                                 budget=self._allowance, **self._noise_kw)
+            noisy = self._mechanism.release(self._sum / B, budget=self._allowance)
             self._inner.update(inner_feedback(noisy, lo, hi, self._margin))
             self._sum, self._in_batch = 0.0, 0

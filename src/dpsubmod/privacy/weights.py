@@ -36,7 +36,8 @@ class ExponentialWeights(Mechanism):
 
     The draw of Hedge (exponential weights; Freund and Schapire 1997), whose learning rate is
     the weight and whose cumulative gains are the scores: each row is one exponential-mechanism
-    draw, and a release of ``rows`` rows is ``rows`` uses.
+    draw, and a release of ``rows`` rows is ``rows`` uses, or ``moving_rows`` uses when
+    neighbours move the scores of that many rows only.
 
     Parameters
     ----------
@@ -48,6 +49,10 @@ class ExponentialWeights(Mechanism):
         Neighbours move every score of a row in one direction.
     rows : int, default=1
         Number of rows of a release.
+    moving_rows : int or None, default=None
+        Largest number of rows whose scores differ between neighbours (the other rows' scores
+        are equal); ``None`` means every row. Hedge's bandit experts feed one observed value to
+        one copy, so one row moves.
     backend, rng
         As in :class:`ExponentialMechanism`.
 
@@ -67,7 +72,11 @@ class ExponentialWeights(Mechanism):
     a smaller normaliser, so the privacy per row is unchanged. Numpy backend: Gumbel-max in log
     space for all rows at once; other backends: their exact exponential sampler row by row.
     The score matrix is the caller's state and is trusted (real numbers, ``-inf`` never drawn);
-    its shape is checked.
+    its shape is checked. A row whose scores are equal between neighbours has, given the
+    earlier rows' draws, the same law in both (its weights and, with ``distinct=True``, its
+    candidates are the same), so it adds nothing to the privacy loss: a release whose
+    neighbours move ``moving_rows`` rows is ``moving_rows`` uses of the row's guarantee,
+    composed adaptively.
 
     Examples
     --------
@@ -81,14 +90,18 @@ class ExponentialWeights(Mechanism):
     mechanism = "hedge_draw"
 
     def __init__(self, *, weight: float, sensitivity: float = 1.0, monotonic: bool = False,
-                 rows: int = 1, backend: Backend = None, rng: RNGLike = None) -> None:
+                 rows: int = 1, moving_rows: int | None = None, backend: Backend = None,
+                 rng: RNGLike = None) -> None:
         self.weight, self.sensitivity, self.monotonic = weight, sensitivity, monotonic
-        self.rows, self.backend, self.rng = rows, backend, rng
+        self.rows, self.moving_rows, self.backend, self.rng = rows, moving_rows, backend, rng
         caller = self._caller
         self._weight = _positive(weight, "weight", caller)
         self._sens = _sensitivity(sensitivity, caller)
         self._c = 1 if _check_bool(monotonic, "monotonic", caller) else 2
         self._rows = check_int(rows, "rows", low=1, caller=caller)
+        self._moving = self._rows if moving_rows is None else check_int(
+            moving_rows, "moving_rows", low=1, high=self._rows, caller=caller,
+            fix="moving_rows counts the rows neighbours can change: 1 <= moving_rows <= rows.")
         self._backend = resolve_backend(backend, rng)
         self._eps = _mul_up(self._weight, self._c * self._effective())
 
@@ -105,7 +118,7 @@ class ExponentialWeights(Mechanism):
                                self._backend.engine)
 
     def _row_event(self, eps: float, engine: str) -> PrivacyEvent:
-        return PrivacyEvent._trusted(self.mechanism, eps, 0.0, rho_exponential(eps), self._rows,
+        return PrivacyEvent._trusted(self.mechanism, eps, 0.0, rho_exponential(eps), self._moving,
                                      **self._fields(engine))
 
     def _input(self, scores: Any) -> np.ndarray:
@@ -193,5 +206,6 @@ class ExponentialWeights(Mechanism):
         return out
 
     def __repr__(self) -> str:
+        moving = "" if self.moving_rows is None else f", moving_rows={self.moving_rows!r}"
         return (f"ExponentialWeights(weight={self.weight!r}, sensitivity={self.sensitivity!r}, "
-                f"rows={self.rows!r}, backend={self.backend!r})")
+                f"rows={self.rows!r}{moving}, backend={self.backend!r})")

@@ -17,7 +17,6 @@ import numpy as np
 
 from ...functions.base import SetFunction
 from ...privacy.composition import COMPOSITIONS, auto_composition, compose
-from ...privacy.events import PrivacyEvent
 from ..oco.hedge_privacy import PAPER_RULE, backend_sensitivity, hedge_eta
 from ..tags import NOISE_BACKENDS, LearnerTags
 from .bandit_base import _BanditExperts
@@ -177,20 +176,19 @@ class PresampledBanditDP(_BanditExperts):
 
     def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
         c = self._calibrate(warn=False)
-        T = int(self.T)
-        e0 = self._draw_epsilon(c["eta"])
+        T, eta = int(self.T), c["eta"]
         if self.eta is not None:
             # a fixed rate: every rule grows with the number of draws, at most T per expert
-            eps, dlt, rule, composed = self._statement(c["eta"], T)
-            return eps, dlt, rule, composed, e0, T, 0
+            eps, dlt, rule, composed = self._statement(eta, T)
+            return eps, dlt, rule, composed, eta, T, 0
         every_m = "the largest over the number M of pre-sampled explorations"
         if self.calibration == "tight":
             rule = PAPER_RULE if self.composition == "paper" else COMPOSITIONS[self.composition]
-            return (float(self.epsilon), float(self.delta), f"{rule}, {every_m}", False, e0, T,
+            return (float(self.epsilon), float(self.delta), f"{rule}, {every_m}", False, eta, T,
                     0)
         eps_sup, rule = self._paper_rate_supremum()
         dlt = 0.0 if rule == "basic" else float(self.delta)
-        return eps_sup, dlt, f"{COMPOSITIONS.get(rule, rule)}, {every_m}", False, e0, T, 0
+        return eps_sup, dlt, f"{COMPOSITIONS.get(rule, rule)}, {every_m}", False, eta, T, 0
 
     def _paper_rate_supremum(self) -> tuple[float, str]:
         """``sup_M epsilon(M)`` for the paper's rate ``eta_M`` (tuned to ``M + 1`` draws), by
@@ -204,8 +202,7 @@ class PresampledBanditDP(_BanditExperts):
         bound = s * eps / 2.0 + (s * eps) ** 2 * math.exp(s * c / math.sqrt(2.0)) / (8.0 * k * ln)
         # Basic and zCDP composition of M draws at the rate eta_M ~ 1/sqrt(M + 1) grow with M
         # (M eta_M and M eta_M^2 do): their supremum is at M = T.
-        e0_T = self._draw_epsilon(hedge_eta(eps, dlt, T + 1, experts=k))
-        event = [PrivacyEvent.exponential(e0_T, count=self._leaking() * T)]
+        event = [self._round_event(hedge_eta(eps, dlt, T + 1, experts=k))._times(T)]
         rule = self.composition
         if rule == "auto":  # the paper's bound stands for advanced and KOV, which never exceed it
             found = [(compose(event, dlt, "basic")[0], "basic"), (bound, PAPER_RULE),

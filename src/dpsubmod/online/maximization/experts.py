@@ -80,6 +80,7 @@ M. Streeter and D. Golovin, "An online algorithm for maximizing submodular funct
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import abstractmethod
 from typing import Any, ClassVar
@@ -94,6 +95,7 @@ from ...functions.base import SetFunction
 from ...privacy.composition import compose
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
+from ...privacy.weights import ExponentialWeights
 from .._plans import check_spend, run_plan
 from ..oco.hedge import Hedge
 from ..oco.hedge_privacy import (
@@ -319,6 +321,20 @@ class HedgeExperts(Learner):
             return hedge_eta(eps, dlt, draws_real, experts=k)
         return min(self._tight_eta(max(1, draws_int)), optimal)
 
+    def _draw_mechanism(self, eta: float, backend: Any) -> ExponentialWeights:
+        """The mechanism of one round's draws: one exponential-weights row per expert at rate
+        ``eta``. A neighbouring stream moves every row (full information: every gain vector,
+        each draw ``2 eta``-DP), or one score of one row (bandit feedback: one expert's
+        observed value, so ``moving_rows=1`` and monotone, each draw ``eta``-DP)."""
+        return ExponentialWeights(weight=float(eta), monotonic=self._one_score,
+                                  rows=int(self.k), moving_rows=self._leaking(),
+                                  backend=backend)
+
+    def _round_event(self, eta: float) -> PrivacyEvent:
+        """The privacy map of one round's draws at rate ``eta`` (calibrated only, never drawn
+        from: a numpy backend here needs no seed)."""
+        return self._draw_mechanism(eta, self.backend).privacy_map()
+
     def _statement(self, eta: float, draws: int) -> tuple[float, float, str, bool]:
         """``(epsilon, delta, rule, composed)`` of the run's ``draws`` draws per leaking expert
         at rate ``eta``: ``composed`` when composing the draws' events by ``rule`` gives the
@@ -330,9 +346,8 @@ class HedgeExperts(Learner):
         if self.composition == "paper":
             e0 = hedge_draw_epsilon(eta, backend=self.backend)
             return paper_epsilon(e0, draws, dlt, k), dlt, PAPER_RULE, False
-        e0, count = self._draw_epsilon(eta), self._leaking() * draws
-        eps, _, rule = compose([PrivacyEvent.exponential(e0, count=count)], dlt,
-                               self.composition, caller=type(self).__name__)
+        eps, _, rule = compose([self._round_event(eta)._times(draws)], dlt, self.composition,
+                               caller=type(self).__name__)
         return eps, 0.0 if rule == "basic" else dlt, rule, True
 
     # -- calibration: public parameters only --------------------------------------------------
@@ -349,14 +364,14 @@ class HedgeExperts(Learner):
         return 0, 0.0
 
     def _plan_statement(self) -> tuple[float, float, str, bool, float, int, int]:
-        """``(epsilon, delta, rule, composed, e0, draws, overrun)`` of the whole run."""
+        """``(epsilon, delta, rule, composed, eta, draws, overrun)`` of the whole run, ``eta``
+        the largest rate its draws are made at."""
         c = self._calibrate(warn=False)
-        e0 = self._draw_epsilon(c["eta"])
         overrun, p_fail = self._overrun(c)
         eps, dlt, rule, composed = self._statement(c["eta"], int(c["draws"]))
         if overrun:
             composed = False
-        return eps, dlt + p_fail, rule, composed, e0, int(c["draws"]), overrun
+        return eps, dlt + p_fail, rule, composed, c["eta"], int(c["draws"]), overrun
 
     def _privacy_plan(self) -> PrivacyPlan | None:
         """Every data-dependent Hedge draw of a whole run; ``None`` when privacy is off."""
@@ -365,20 +380,22 @@ class HedgeExperts(Learner):
         return self._memo_plan(self._build_plan)
 
     def _build_plan(self) -> PrivacyPlan:
-        eps, dlt, rule, composed, e0, draws, overrun = self._plan_statement()
-        k, leak = int(self.k), self._leaking()
+        eps, dlt, rule, composed, eta, draws, overrun = self._plan_statement()
+        k = int(self.k)
+        draw = self._round_event(eta)
         who = (f"the one Hedge expert whose observed value differs (of {k}; one score moves, "
                "each draw eta-DP)" if self._one_score else
                f"{k} Hedge experts (every gain vector moves, each draw 2 eta-DP)")
+        # every data-dependent round releases the experts' draws through this mechanism
         events = []
         if draws > 0:
-            events.append(PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw", count=leak * draws,
+            events.append(dataclasses.replace(
+                draw._times(draws),
                 note=f"{draws} data-dependent draws ({self._draws_label}) of {who}, score "
                      "sensitivity 1"))
         if overrun > 0:
-            events.append(PrivacyEvent.exponential(
-                e0, mechanism="hedge_draw_beyond_budget", count=leak * overrun,
+            events.append(dataclasses.replace(
+                draw._times(overrun), mechanism="hedge_draw_beyond_budget",
                 note=f"up to {overrun} draws beyond the exploration budget of {who}, made only "
                      "with the failure probability counted in delta"))
         name = type(self).__name__
@@ -410,24 +427,19 @@ class HedgeExperts(Learner):
         self._params = self._resolve()
         self._allowance = self._run_allowance()
         self._fed = False  # no feedback has reached the experts: their draws are uniform
-        self._draw_event = None
         self._hedge = Hedge(int(self.n), self._params["eta"], copies=int(self.k),
                             backend=self.backend, rng=hedge_rng)
         self._hedge.reset()
+        # the bank's draws go through the learner's mechanism, on the bank's noise backend
+        self._mechanism = self._draw_mechanism(self._params["eta"], self._hedge._backend)
         self._play = play_rng
         self._realized = np.zeros(int(self.k))
 
     def _draw(self) -> np.ndarray:
-        """One draw of every expert, through the run's allowance once it depends on data."""
-        if self._allowance is not None and self._fed:
-            # The same event every round (public parameters): built once per run.
-            event = self.__dict__.get("_draw_event")
-            if event is None:
-                event = PrivacyEvent.exponential(self._params["e0"], mechanism="hedge_draw",
-                                                 count=self._leaking())
-                self._draw_event = event
-            self._allowance.charge(event)
-        return self._hedge.sample(distinct=self.distinct)
+        """One draw of every expert: charged to the run's allowance once it depends on data,
+        then drawn."""
+        budget = self._allowance if self._fed else None
+        return self._hedge._release(self._mechanism, budget, self.distinct)
 
     # -- diagnostics (non-private) ------------------------------------------------------------
     def expert_probabilities(self) -> np.ndarray:

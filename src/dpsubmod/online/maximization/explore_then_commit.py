@@ -26,17 +26,18 @@ composition, neighbours differing in one round's function.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
 from ..._guarantee import RegretGuarantee, regret_guarantee
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
+from ...privacy.additive import Laplace
 from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from .._checks import check_finite_epsilon
@@ -344,6 +345,12 @@ class PrivateExploreThenCommit(Learner):
         enters one of them, divided by ``m``."""
         return float(self.bound) / m
 
+    def _noise(self, candidates: int, plays: int, backend_kw: dict[str, Any]) -> Laplace:
+        """The mechanism of one phase's release: Laplace noise at ``epsilon`` on the vector of
+        ``candidates`` means of ``plays`` rounds each (l1 sensitivity ``bound / plays``)."""
+        return Laplace(epsilon=float(self.epsilon), sensitivity=self._mean_sensitivity(plays),
+                       dim=candidates, **backend_kw)
+
     def _guarantee(self) -> RegretGuarantee:
         ratio, rname = constraint_ratio(self._constraint)
         B, T = float(self.bound), int(self.T)
@@ -370,15 +377,24 @@ class PrivateExploreThenCommit(Learner):
 
     def _build_plan(self) -> PrivacyPlan:
         eps = float(self.epsilon)
-        m = self._m()
-        releases = len(self._periods()) * sum(
-            len(stage_phases(N, m, self.schedule)) for N in self._sizes())
-        ev = PrivacyEvent("laplace", eps, 0.0, rho=eps * eps / 2.0, count=max(releases, 1),
-                          note=f"one vector of noisy candidate means per phase of a greedy "
-                               f"stage (up to {releases}, over {len(self._periods())} "
-                               f"period(s)), l1 sensitivity bound / plays of the phase; "
-                               f"disjoint rounds")
-        return run_plan(type(self).__name__, [ev], composition=PARALLEL_RULE,
+        m, periods = self._m(), len(self._periods())
+        # Every phase of every stage, per period, with at most the stage's N_i candidates:
+        # its mechanism's map, identical maps counted together (calibrated only, never drawn
+        # from: a numpy backend here needs no seed).
+        kw = tree_backend(self.backend, 0)
+        uses: dict[PrivacyEvent, int] = {}
+        for N in self._sizes():
+            for cands, plays in stage_phases(N, m, self.schedule):
+                ev = dataclasses.replace(self._noise(cands, plays, kw).privacy_map(), note="")
+                uses[ev] = uses.get(ev, 0) + periods
+        releases = sum(uses.values())
+        if not uses:  # lone candidates only, added unplayed: one use keeps the plan stated
+            uses[dataclasses.replace(self._noise(1, m, kw).privacy_map(), note="")] = 1
+        note = (f"noisy candidate means per phase of a greedy stage (up to {releases} "
+                f"releases, over {periods} period(s)), l1 sensitivity bound / plays of the "
+                "phase; disjoint rounds")
+        events = [dataclasses.replace(ev._times(count), note=note) for ev, count in uses.items()]
+        return run_plan(type(self).__name__, events, composition=PARALLEL_RULE,
                         guarantee=(eps, 0.0), neighbouring=NEIGHBOURING,
                         backend=self.backend, rng=self.rng)
 
@@ -454,9 +470,8 @@ class PrivateExploreThenCommit(Learner):
         self._pos += 1
         plays = self._phases[self._phase][1]
         if self._pos == self._cands.size * plays:
-            noisy = np.atleast_1d(mech.laplace(self._sums / plays, epsilon=float(self.epsilon),
-                                               sensitivity=self._mean_sensitivity(plays),
-                                               budget=self._allowance, **self._noise_kw))
+            noisy = np.atleast_1d(self._noise(self._cands.size, plays, self._noise_kw).release(
+                self._sums / plays, budget=self._allowance))
             # Post-processing of the released vectors: each survivor's estimate pools its
             # noisy means over all of the stage's phases, weighted by their plays (its mean
             # over every round it was played in the stage, plus the phases' noise).

@@ -51,7 +51,6 @@ from ...polytopes.projections import Region, as_region, kl_projection
 from ...privacy._inputs import MAX_NOISE_SCALE
 from ...privacy.composition import check_composition, compose
 from ...privacy.continual import TreeAggregator, tree_levels
-from ...privacy.events import PrivacyEvent
 from ...privacy.plan import PrivacyPlan
 from ...privacy.split import even_share, split_budget
 from ...privacy.zcdp import rho_for_target
@@ -105,16 +104,10 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
     if noise == "laplace":
         if tree_epsilon is not None:
             e0 = float(tree_epsilon)
-            events = [PrivacyEvent.pure("tree_aggregation", e0, count=K, note=note)]
-            dlt = float(delta)
-            _, spent_delta, rule = compose(events, dlt if dlt > 0 else None,
-                                           composition if dlt > 0 else "basic", caller=label)
-            plan_delta = dlt if dlt > 0 else None
         else:
             split = split_budget(float(epsilon), float(delta), K, composition=composition,
                                  caller=label)
             e0, rule, plan_delta = split.epsilon_step, split.composition, split.delta
-            events = [PrivacyEvent.pure("tree_aggregation", e0, count=K, note=note)]
         p["tree_epsilon"] = e0
         # a subnormal epsilon split over the copies can round to 0: refused below by name
         p["scale"] = levels * n * width / e0 if e0 > 0.0 else math.inf
@@ -125,7 +118,6 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
         p["tree_rho"] = share
         p["scale"] = math.sqrt(n) * width * math.sqrt(levels / (2.0 * share)) \
             if share > 0.0 else math.inf
-        events = [PrivacyEvent.zcdp_only("tree_aggregation", share, count=K, note=note)]
         rule, plan_delta = "zcdp", float(delta)
     scale = p["scale"]
     # The counter refuses such a scale too, but by its own name; the user passed epsilon here.
@@ -135,15 +127,25 @@ def ftrl_plan(label: str, *, T: int, n: int, copies: int, epsilon: float, delta:
             f"{int(T)} rounds and gains of width {width!r}, the node-noise scale is {scale!r}, "
             "outside floating-point range. Pass a larger epsilon (or rescale the gains)."
         )
+    # One copy's counter, calibrated here and never fed: the plan is K uses of its map. The run
+    # draws the K copies' node noise from one counter of dimension K n, each copy's block
+    # calibrated to one copy's leaf sensitivity (see PrivateFTRL._reset).
     if noise == "laplace":
         copy = tree_event(int(T), n, noise="laplace", sensitivity=n * width, epsilon=e0,
                           backend=backend)
     else:
         copy = tree_event(int(T), n, noise="gaussian", sensitivity=math.sqrt(n) * width,
-                          rho=even_share(rho, K), backend=backend)
-    # the note names the backend (and engine) of the counter that draws
-    events = [dataclasses.replace(e, note=f"{e.note}; backend={copy.backend}",
-                                  backend=copy.backend, engine=copy.engine) for e in events]
+                          rho=share, backend=backend)
+    # The note names the backend (and engine) of the counter that draws. No exact noise law:
+    # the joint counter's node noise matches this counter's only up to its own rounding, and
+    # the plan composes by a rule that does not read one.
+    events = [dataclasses.replace(copy._times(K), note=f"{note}; backend={copy.backend}",
+                                  law=None)]
+    if noise == "laplace" and tree_epsilon is not None:
+        dlt = float(delta)
+        rule = compose(events, dlt if dlt > 0 else None, composition if dlt > 0 else "basic",
+                       caller=label)[2]
+        plan_delta = dlt if dlt > 0 else None
     plan = run_plan(label, events, delta=plan_delta, composition=rule,
                     neighbouring=neighbouring, backend=backend, rng=rng)
     return plan, p

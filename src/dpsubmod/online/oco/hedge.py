@@ -254,9 +254,17 @@ class Hedge(OnlineBase):
                 )
             budget = self._allowance
         # charge (a data-dependent draw), then draw
-        out = self._mechanism.release(self._G, budget=budget, distinct=distinct)
+        out = self._release(self._mechanism, budget, distinct)
         if budget is not None:
             self._dependent += 1
+        return out
+
+    def _release(self, mechanism: ExponentialWeights, budget: Any,
+                 distinct: bool) -> np.ndarray:
+        """One draw per copy from the current gains through ``mechanism`` (built on
+        ``self._backend``), charged to ``budget`` first: the path of :meth:`sample`, and of a
+        learner that owns this bank and states its draws' privacy by its own mechanism."""
+        out = mechanism.release(self._G, budget=budget, distinct=distinct)
         self._draws += 1
         return out
 
