@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -92,6 +93,18 @@ def honaker_variance_ratio(height: int) -> float:
     return 2.0**h / (2.0 ** (h + 1) - 1.0)
 
 
+def _sigma_up(L: int, eff: float, rho: float) -> float:
+    """``eff sqrt(L / (2 rho))`` rounded up: the smallest float ``sigma`` found with
+    ``L eff^2 / (2 sigma^2) <= rho`` exactly, so the L levels cost at most ``rho``."""
+    sigma = eff * math.sqrt(L / (2.0 * rho))
+    if not (math.isfinite(sigma) and sigma > 0.0):
+        return sigma  # out of float range: refused by the caller
+    need, two_rho = L * Fraction(eff) ** 2, 2 * Fraction(rho)
+    while Fraction(sigma) ** 2 * two_rho < need:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
 def _node_noise(noise: str, L: int, d: int, eff: float, eps: float | None, dlt: float,
                 rho: float | None, *, discrete: bool,
                 caller: str) -> tuple[float, float, float | None]:
@@ -107,9 +120,10 @@ def _node_noise(noise: str, L: int, d: int, eff: float, eps: float | None, dlt: 
         else:
             if rho is None:
                 rho = rho_for_target(eps, dlt)
-            scale = eff * math.sqrt(L / (2.0 * rho)) if rho > 0.0 else math.inf
+            scale = _sigma_up(L, eff, rho) if rho > 0.0 else math.inf
     else:
-        scale = L * eff / eps
+        # rounded up, as every scale: the L levels' noise then costs at most eps exactly
+        scale = _div_up(_mul_up(float(L), eff), eps)
     scale = _noise_parameter(float(scale), "node-noise scale", caller, high=high)
     if noise == "laplace":
         node_var = 2.0 * scale * scale
