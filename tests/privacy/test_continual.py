@@ -450,3 +450,24 @@ def test_an_aggregator_from_checked_values_is_the_public_one(noise, delta):
     items = np.random.default_rng(0).uniform(-1.0, 1.0, (13, 3))
     np.testing.assert_array_equal(run(inner, items), run(public, items))
     assert prefix_noise_sd(13, 3, **kw) == math.sqrt(public.node_variance * public.levels)
+
+
+def test_the_node_noise_scale_is_rounded_up():
+    """The scale meets the stated cost exactly: ``L Delta / b <= epsilon`` (Laplace) and
+    ``L Delta^2 / (2 sigma^2) <= rho`` (zCDP Gaussian), in rational arithmetic. The naive
+    floating-point formula, the control, falls one ulp short on some of the same draws."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    naive_short = 0
+    for _ in range(300):
+        T, sens, eps = int(rng.integers(1, 2000)), float(rng.uniform(1e-3, 10.0)), \
+            float(rng.uniform(1e-2, 10.0))
+        tree = TreeAggregator(T, noise="laplace", sensitivity=sens, epsilon=eps, rng=0)
+        L = tree.levels
+        assert Fraction(tree.scale) * Fraction(eps) >= L * Fraction(sens)
+        naive_short += Fraction(L * sens / eps) * Fraction(eps) < L * Fraction(sens)
+        rho = float(rng.uniform(1e-3, 5.0))
+        g = TreeAggregator(T, noise="gaussian", sensitivity=sens, rho=rho, rng=0)
+        assert Fraction(g.scale) ** 2 * 2 * Fraction(rho) >= g.levels * Fraction(sens) ** 2
+    assert naive_short > 0
