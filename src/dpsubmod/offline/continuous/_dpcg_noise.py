@@ -268,9 +268,9 @@ class _Noise:
 
     @functools.cached_property
     def scale(self) -> float:
-        """The per-coordinate Laplace scale or Gaussian sigma of the calibration (the report's
-        ``noise_scale``; the mechanism draws with it, on a grid backend at the grid's
-        sensitivity)."""
+        """The per-coordinate Laplace scale or Gaussian sigma of the calibration, at the declared
+        sensitivity (the report's ``noise_scale``; on a grid backend the mechanism computes its
+        own from the sensitivity measured on its grid)."""
         epsilon, delta, steps, n, s, caller = self._calibrated
         return _noise_scale(epsilon, delta, steps, n, s, self.noise, self.calibration, caller)
 
