@@ -21,7 +21,7 @@ from ...privacy.composition import even_share
 from ...privacy.events import PrivacyEvent
 from ...privacy.zcdp import rho_for_target as _rho_for_target
 from .._common import check_noise_parameter
-from ._mechanisms import built
+from ._gradient import built
 
 # The zCDP budget of a target (epsilon, delta) is a root-finding (tens of milliseconds); the
 # choice of K and of the calibration asks for the same one once per candidate K.

@@ -60,7 +60,7 @@ from .._common import PrivateCall, make_result, private_call, private_plan
 from ..guarantees import best_steps, continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
-from ._gradient import GradientOracle, gradient_sensitivity
+from ._gradient import GradientOracle, built, gradient_sensitivity
 from ._greedy_calibration import (
     ContinuousGreedyCalibration,
     _calibration,
@@ -69,7 +69,6 @@ from ._greedy_calibration import (
     continuous_greedy_calibration,
     continuous_greedy_utility_gap,
 )
-from ._mechanisms import built
 from ._product_bases import ProductBaseSampler, product_base_sampler
 
 __all__ = [

@@ -78,8 +78,7 @@ from ._dpcg_noise import (
     dpcg_utility_gap,
 )
 from ._dpcg_path import _Path, _polytope, _run
-from ._gradient import GradientOracle, gradient_sensitivity, stores_nothing
-from ._mechanisms import built
+from ._gradient import GradientOracle, built, gradient_sensitivity, stores_nothing
 
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
 
