@@ -15,6 +15,7 @@ import numpy as np
 from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
+from ...privacy._inputs import _div_up, _noise_parameter
 from ...privacy.additive import Gaussian, Laplace
 from ...privacy.backends import NoiseBackend
 from ...privacy.composition import even_share
@@ -102,7 +103,8 @@ def _noise_scale(epsilon: float, delta: float, K: int, n: int, s: float, noise: 
                  calibration: str, caller: str) -> float:
     """:func:`dpcg_noise_scale` of validated arguments."""
     if noise == "laplace":
-        return mech.laplace_scale(even_share(epsilon, K), n * s)
+        # laplace_scale of arguments validated here: n s / (epsilon / K), rounded up
+        return _noise_parameter(_div_up(n * s, even_share(epsilon, K)), "Laplace scale", caller)
     l2 = math.sqrt(n) * s
     calib = _resolve_calibration(calibration, epsilon, delta, K)
     if calib == "paper":
