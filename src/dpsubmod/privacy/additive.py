@@ -101,9 +101,10 @@ class _PureAdditive(_Additive):
         return None
 
     def _pure_event(self, eps: float, sens: float, engine: str) -> PrivacyEvent:
-        return PrivacyEvent(self.mechanism, eps, 0.0, rho=rho_pure(eps),
-                            note=_note(self._backend, sens, self._dim, engine, scale=self._scale),
-                            law=self._law(sens), **self._fields(engine))
+        return PrivacyEvent._trusted(self.mechanism, eps, 0.0, rho_pure(eps),
+                                     note=_note(self._backend, sens, self._dim, engine,
+                                                scale=self._scale),
+                                     law=self._law(sens), **self._fields(engine))
 
     def _event(self, engine: str) -> PrivacyEvent:
         return self._pure_event(self._eps, self._sens, engine)
@@ -267,13 +268,14 @@ class Gaussian(_Additive):
 
     def _event(self, engine: str) -> PrivacyEvent:
         note = _note(self._backend, self._sens, self._dim, engine, sigma=self._sigma)
+        # from the parameters validated at construction: not validated again
         if self._target is None:
-            return PrivacyEvent("gaussian", math.inf, 0.0, rho=self._rho, note=note,
-                                law=self._law, **self._fields(engine))
+            return PrivacyEvent._trusted("gaussian", math.inf, 0.0, self._rho, note=note,
+                                         law=self._law, **self._fields(engine))
         eps, dlt, calib = self._target
-        return PrivacyEvent("gaussian", eps, dlt, rho=self._rho,
-                            note=f"{note}; calibration={calib}", law=self._law,
-                            **self._fields(engine))
+        return PrivacyEvent._trusted("gaussian", eps, dlt, self._rho,
+                                     note=f"{note}; calibration={calib}", law=self._law,
+                                     **self._fields(engine))
 
     def _event_at(self, d_in: float) -> PrivacyEvent:
         eff = self._effective(d_in)

@@ -177,9 +177,11 @@ class ProductBaseExponential(Mechanism):
                 f"averages of {self._m} bases")
 
     def _event(self, engine: str, note: str = "") -> PrivacyEvent:
-        return PrivacyEvent(self.mechanism, self._eps, 0.0, rho=rho_exponential(self._eps),
-                            note=f"{note}; {self._note()}" if note else self._note(),
-                            **self._fields(engine))
+        # from the parameters validated at construction: not validated again
+        return PrivacyEvent._trusted(self.mechanism, self._eps, 0.0,
+                                     rho_exponential(self._eps),
+                                     note=f"{note}; {self._note()}" if note else self._note(),
+                                     **self._fields(engine))
 
     def _event_at(self, d_in: float) -> PrivacyEvent:
         eps = _mul_up(self._weight, 2 * d_in)

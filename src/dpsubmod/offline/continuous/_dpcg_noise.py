@@ -15,12 +15,14 @@ import numpy as np
 from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
+from ...privacy._inputs import _div_up, _noise_parameter
+from ...privacy.additive import Gaussian, Laplace
 from ...privacy.backends import NoiseBackend
-from ...privacy.events import PrivacyEvent, rho_pure
-from ...privacy.ledger import Ledger
+from ...privacy.events import PrivacyEvent
 from ...privacy.split import even_share
 from ...privacy.zcdp import rho_for_target as _rho_for_target
 from .._common import check_noise_parameter
+from ._gradient import built
 
 # The zCDP budget of a target (epsilon, delta) is a root-finding (tens of milliseconds); the
 # choice of K and of the calibration asks for the same one once per candidate K.
@@ -94,10 +96,17 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
     s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
                    caller=caller)
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
+    return _noise_scale(epsilon, delta, K, n, s, noise, calib, caller)
+
+
+def _noise_scale(epsilon: float, delta: float, K: int, n: int, s: float, noise: str,
+                 calibration: str, caller: str) -> float:
+    """:func:`dpcg_noise_scale` of validated arguments."""
     if noise == "laplace":
-        return mech.laplace_scale(even_share(epsilon, K), n * s)
+        # laplace_scale of arguments validated here: n s / (epsilon / K), rounded up
+        return _noise_parameter(_div_up(n * s, even_share(epsilon, K)), "Laplace scale", caller)
     l2 = math.sqrt(n) * s
-    calib = _resolve_calibration(calib, epsilon, delta, K)
+    calib = _resolve_calibration(calibration, epsilon, delta, K)
     if calib == "paper":
         return _paper_sigma(even_share(epsilon, K), even_share(delta, K), l2, caller)
     if calib == "analytic":
@@ -106,13 +115,17 @@ def dpcg_noise_scale(epsilon: float, delta: float = 0.0, *, steps: int, n: int,
 
 
 def _paper_sigma(eps_step: float, delta_step: float, l2: float, caller: str) -> float:
+    _check_paper(eps_step, caller)
+    return mech.gaussian_sigma_classic(eps_step, delta_step, l2)
+
+
+def _check_paper(eps_step: float, caller: str) -> None:
     if eps_step >= 1.0:
         raise ValidationError(
             f"The paper's Gaussian calibration in {caller} is the classic Gaussian mechanism, "
             f"proved only for a per-step epsilon < 1; here epsilon / steps = {eps_step:.4g}. "
             "Pass gaussian_calibration='analytic' or 'zcdp', or more steps."
         )
-    return mech.gaussian_sigma_classic(eps_step, delta_step, l2)
 
 
 def _check_noise(noise: object, calibration: object, delta: float, caller: str
@@ -168,15 +181,27 @@ def dpcg_default_steps(*, epsilon: float, delta: float = 0.0, n: int, radius: fl
     choosing ``K`` from the private objective would leak.
     """
     caller = "dpcg_default_steps"
+    epsilon = check_epsilon(epsilon, caller=caller)
+    delta = check_delta(delta, caller=caller)
+    n = check_int(n, "n", low=1, caller=caller)
+    s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
+                   caller=caller)
+    noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
     value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True, caller=caller)
     radius = check_real(radius, "radius", low=0.0, low_open=True, caller=caller)
     max_steps = check_int(max_steps, "max_steps", low=1, caller=caller)
+    return _default_steps(epsilon, delta, n, radius, s, value_bound, noise, calib, max_steps,
+                          caller)
+
+
+def _default_steps(epsilon: float, delta: float, n: int, radius: float, s: float,
+                   value_bound: float, noise: str, calibration: str, max_steps: int,
+                   caller: str) -> int:
+    """:func:`dpcg_default_steps` of validated arguments."""
     best, best_gap = 1, math.inf
     for K in range(1, max_steps + 1):
         try:
-            scale = dpcg_noise_scale(epsilon, delta, steps=K, n=n,
-                                     gradient_sensitivity=gradient_sensitivity, noise=noise,
-                                     gaussian_calibration=gaussian_calibration)
+            scale = _noise_scale(epsilon, delta, K, n, s, noise, calibration, caller)
         except ValidationError:
             continue  # the paper's Gaussian calibration is undefined for epsilon / K >= 1
         gap = dpcg_utility_gap(scale=scale, n=n, radius=radius, steps=K,
@@ -190,23 +215,22 @@ def dpcg_default_steps(*, epsilon: float, delta: float = 0.0, n: int, radius: fl
 # the run
 # ---------------------------------------------------------------------------------------------
 class _Noise:
-    """Adds the calibrated noise to one gradient through the privacy mechanisms, charged to the
-    run's allowance before each draw."""
+    """The noise of a run's gradients: its mechanism (Laplace, or Gaussian under the resolved
+    calibration), built and so validated before the run's plan is charged."""
 
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
-                 n: int, s: float, allowance: Ledger | None, backend: NoiseBackend,
-                 caller: str, allow_zcdp: bool = True):
+                 n: int, s: float, backend: NoiseBackend, caller: str,
+                 allow_zcdp: bool = True):
         self.eps_step, self.delta_step = even_share(epsilon, steps), even_share(delta, steps)
         if noise == "gaussian":
             calibration = _resolve_calibration(calibration, epsilon, delta, steps,
                                                allow_zcdp=allow_zcdp)
         self.noise, self.calibration = noise, calibration
-        self.l1, self.l2 = n * s, math.sqrt(n) * s
-        self.allowance, self.backend = allowance, backend
+        self._calibrated = (epsilon, delta, steps, n, s, caller)
+        l1, l2 = n * s, math.sqrt(n) * s
         self.rho_step = None
         if noise == "gaussian" and calibration != "zcdp" and backend.discrete:
-            # Refused here, before the budget is charged: the mechanism itself would refuse at
-            # the first draw, after the charge.
+            # the mechanism refuses it too; here the refusal names the user's arguments
             raise ValidationError(
                 f"The '{backend.name}' backend of {caller} draws a discrete Gaussian, whose "
                 "(epsilon, delta) guarantee is certified through zCDP only; pass "
@@ -215,46 +239,46 @@ class _Noise:
         if noise == "gaussian":
             # the Gaussian calibrations solve for sigma numerically; refused here when sigma
             # would leave floating-point range anyway (sigma >= l2 / eps_step)
-            check_noise_parameter(_div(self.l2, self.eps_step),
+            check_noise_parameter(_div(l2, self.eps_step),
                                   "a Gaussian noise scale of at least", caller)
             check_noise_parameter(self.eps_step, "a per-step epsilon of", caller)
             if calibration == "paper":
-                _paper_sigma(self.eps_step, self.delta_step, self.l2, caller)  # validate first
+                _check_paper(self.eps_step, caller)
             elif calibration == "zcdp":
                 self.rho_step = even_share(rho_for_target(epsilon, delta), steps)
                 check_noise_parameter(self.rho_step, "a per-step zCDP budget of", caller)
-        self.scale = dpcg_noise_scale(epsilon, delta, steps=steps, n=n, gradient_sensitivity=s,
-                                      noise=noise, gaussian_calibration=calibration)
-        # the mechanisms refuse a scale outside floating-point range at their first draw, after
-        # the charge; this is before it
-        check_noise_parameter(self.scale, "a per-coordinate noise scale of", caller)
+        self.mechanism: Laplace | Gaussian = built(
+            lambda: self._build(l1, l2, n, backend, caller), "a per-coordinate noise scale",
+            caller)
+
+    def _build(self, l1: float, l2: float, n: int, backend: NoiseBackend,
+               caller: str) -> Laplace | Gaussian:
+        if self.noise == "laplace":
+            return Laplace._named(caller, epsilon=self.eps_step, sensitivity=l1, dim=n,
+                                  backend=backend)
         if self.rho_step is not None:
-            check_noise_parameter(self.rho_step, "a per-step zCDP budget of", caller)
+            return Gaussian._named(caller, sensitivity=l2, rho=self.rho_step, dim=n,
+                                   backend=backend)
+        return Gaussian._named(caller, sensitivity=l2, epsilon=self.eps_step,
+                               delta=self.delta_step,
+                               calibration="classic" if self.calibration == "paper"
+                               else "analytic", dim=n, backend=backend)
 
     @property
     def rule(self) -> str:
         return "zcdp" if self.rho_step is not None else "basic"
 
-    def events(self, count: int) -> list[PrivacyEvent]:
-        """The planned uses of ``count`` noisy gradients (known before any draw)."""
-        if self.noise == "laplace":
-            return [PrivacyEvent("laplace", self.eps_step, 0.0,
-                                 rho=rho_pure(self.eps_step), count=count)]
-        if self.rho_step is not None:
-            return [PrivacyEvent.zcdp_only("gaussian", self.rho_step, count=count)]
-        return [PrivacyEvent("gaussian", self.eps_step, self.delta_step, count=count)]
+    @functools.cached_property
+    def scale(self) -> float:
+        """The per-coordinate Laplace scale or Gaussian sigma of the calibration, at the declared
+        sensitivity (the report's ``noise_scale``; on a grid backend the mechanism computes its
+        own from the sensitivity measured on its grid)."""
+        epsilon, delta, steps, n, s, caller = self._calibrated
+        return _noise_scale(epsilon, delta, steps, n, s, self.noise, self.calibration, caller)
 
-    def __call__(self, g: np.ndarray) -> np.ndarray:
-        if self.noise == "laplace":
-            return np.asarray(mech.laplace(g, epsilon=self.eps_step, sensitivity=self.l1,
-                                           budget=self.allowance, backend=self.backend))
-        if self.rho_step is not None:
-            return np.asarray(mech.gaussian(g, sensitivity=self.l2, rho=self.rho_step,
-                                            budget=self.allowance, backend=self.backend))
-        calib = "classic" if self.calibration == "paper" else "analytic"
-        return np.asarray(mech.gaussian(g, sensitivity=self.l2, epsilon=self.eps_step,
-                                        delta=self.delta_step, calibration=calib,
-                                        budget=self.allowance, backend=self.backend))
+    def events(self, count: int) -> list[PrivacyEvent]:
+        """The planned uses of ``count`` noisy gradients: the mechanism's privacy map."""
+        return [self.mechanism.privacy_map()._times(count)]
 
 
 def _div(a: float, b: float) -> float:

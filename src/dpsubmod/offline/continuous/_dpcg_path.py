@@ -17,7 +17,8 @@ from ...constraints.knapsack import Knapsack
 from ...errors import ValidationError
 from ...polytopes.oracles import KnapsackPolytope, MatroidPolytope
 from ...polytopes.rounding import ConvexDecomposition, knapsack_rounding
-from ._dpcg_noise import _Noise
+from ...privacy.additive import Gaussian, Laplace
+from ...privacy.ledger import Ledger
 
 
 def _polytope(constraint: Constraint) -> MatroidPolytope | KnapsackPolytope:
@@ -75,10 +76,10 @@ class _Path:
         return knapsack_rounding(self.poly, x, rng=gen)
 
 
-def _run(path: _Path, K: int, grad: Any, noise: _Noise,
+def _run(path: _Path, K: int, grad: Any, noise: Laplace | Gaussian, allowance: Ledger,
          constrained: tuple[np.ndarray, float] | None = None) -> None:
     for _ in range(K):
-        w = noise(grad(path.x))
+        w = np.asarray(noise.release(grad(path.x), budget=allowance))
         if constrained is None:
             path.step([(path.vertex(w), 1.0)], K)
         else:

@@ -15,12 +15,19 @@ declared sensitivity ``Delta`` (:math:`|F_D(S) - F_{D'}(S)| \\le \\Delta` for ev
 
 The same bounds hold for the common-random-numbers estimate with its samples fixed, and the
 samples are data-independent, so sampling costs no privacy.
+
+Mechanisms
+----------
+A run builds its mechanisms before its plan is charged; building one validates it, and a noise
+parameter out of floating-point range is refused there (:func:`built`), in the terms of the
+user's ``epsilon`` (shared over the run's steps) and ``sensitivity``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,9 +37,26 @@ from ...errors import ValidationError
 from ...extensions.multilinear import multilinear_gradient
 from ...functions.base import SetFunction
 from ...functions.facility_location import FacilityLocation
+from ...privacy.mechanisms import Mechanism
 from .._common import check_score_sensitivity, require_finite
 
 _GRADIENT_METHODS = ("auto", "exact", "sampling")
+
+M = TypeVar("M", bound=Mechanism)
+
+
+def built(make: Callable[[], M], what: str, caller: str) -> M:
+    """``make()``, a mechanism of ``caller``'s run whose other parameters were checked first;
+    a noise parameter it refuses is refused naming the user's arguments."""
+    try:
+        return make()
+    except ValidationError:
+        raise ValidationError(
+            f"The 'epsilon' parameter of {caller} gives {what} outside floating-point range "
+            "(from epsilon, the number of steps and the sensitivity). Pass an epsilon (or a "
+            "'sensitivity') for which epsilon / sensitivity lies between about 1e-300 and "
+            "1e300."
+        ) from None
 
 
 def gradient_sensitivity(f: SetFunction, sensitivity: float | None, caller: str

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
-from ...privacy.split import split_budget
+from ...privacy._inputs import _div_down
+from ...privacy.composition import check_composition
+from ...privacy.split import _split
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,26 @@ def continuous_greedy_calibration(epsilon: float, delta: float = 0.0, *, steps: 
     s = check_real(gradient_sensitivity, "gradient_sensitivity", low=0.0, low_open=True,
                    caller=caller)
     w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
-    split = split_budget(epsilon, delta, steps, composition=composition, bounded_range=True,
-                         caller=caller)
-    score_sens = rank * s + w
-    weight = mech.exponential_mechanism_weight(split.epsilon_step, score_sens)
-    return ContinuousGreedyCalibration(split.epsilon_step, weight, s, score_sens,
-                                       split.composition, steps, split.delta)
+    cal = _calibration(epsilon, delta, steps=steps, rank=rank, gradient_sensitivity=s,
+                       composition=check_composition(composition, caller), layer_width=w,
+                       caller=caller)
+    # a score sensitivity that overflows is refused here; a run refuses it when it builds its
+    # mechanism
+    mech.exponential_mechanism_weight(cal.epsilon_step, cal.score_sensitivity)
+    return cal
+
+
+def _calibration(epsilon: float, delta: float, *, steps: int, rank: int,
+                 gradient_sensitivity: float, composition: str, layer_width: float,
+                 caller: str) -> ContinuousGreedyCalibration:
+    """:func:`continuous_greedy_calibration` of validated arguments (a run's public entry
+    validated them)."""
+    split = _split(epsilon, delta, steps, composition, True, caller)
+    score_sens = rank * gradient_sensitivity + layer_width
+    # as exponential_mechanism_weight: epsilon / (2 * score sensitivity), rounded down
+    weight = _div_down(split.epsilon_step, 2 * score_sens)
+    return ContinuousGreedyCalibration(split.epsilon_step, weight, gradient_sensitivity,
+                                       score_sens, split.composition, steps, split.delta)
 
 
 def continuous_greedy_utility_gap(*, epsilon_step: float, rank: int, steps: int,

@@ -44,25 +44,26 @@ from typing import Any
 
 import numpy as np
 
-from ... import privacy as mech
-from ..._rng import RNGLike, as_generator, check_rng
+from ..._rng import RNGLike, check_rng
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...constraints.base import Matroid
 from ...errors import ValidationError
 from ...functions.base import SetFunction
 from ...polytopes.rounding import ConvexDecomposition
 from ...privacy.backends import NumpyBackend
-from ...privacy.events import PrivacyEvent
+from ...privacy.composition import check_composition
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.product import ProductBaseExponential
-from .._common import check_noise_parameter, make_result, noise_source, private_plan, resolve
+from ...privacy.selection import ExponentialMechanism
+from .._common import PrivateCall, make_result, private_call, private_plan
 from ..guarantees import best_steps, continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
-from ._gradient import GradientOracle, gradient_sensitivity
+from ._gradient import GradientOracle, built, gradient_sensitivity
 from ._greedy_calibration import (
     ContinuousGreedyCalibration,
+    _calibration,
     _check_layers_work,
     _layers_defaults,
     continuous_greedy_calibration,
@@ -77,15 +78,6 @@ __all__ = [
     "ContinuousGreedyCalibration",
     "continuous_greedy_utility_gap",
 ]
-
-
-def _plan_and_charge(name: str, f: SetFunction, cal: ContinuousGreedyCalibration, backend: Any,
-                     rng: Any, budget: Any, caller: str) -> tuple[Any, Ledger]:
-    """Charge the run's whole cost before any noise: the report and the run's allowance."""
-    plan = private_plan(name, f, [PrivacyEvent.exponential(
-        cal.epsilon_step, count=cal.steps, mechanism="exponential_mechanism")],
-        delta=cal.delta, composition=cal.composition, backend=backend, rng=rng)
-    return plan.charge(budget, caller=caller), plan.allowance()
 
 
 def _check_matroid(constraint: object, caller: str) -> Matroid:
@@ -107,7 +99,72 @@ def _check_numpy_backend(backend: Any, caller: str) -> None:
     )
 
 
+def _private_continuous_greedy(call: PrivateCall, *, steps: int | None, cover_size: int,
+                               gradient: str, n_samples: int, sensitivity: float | None,
+                               composition: str, value_bound: float | None) -> Result:
+    """:func:`private_continuous_greedy` below its public checks: plan the run from its
+    mechanism's privacy map, charge the plan once, then draw."""
+    caller, f = call.caller, call.f
+    matroid = _check_matroid(call.constraint, caller)
+    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
+    sampler = product_base_sampler(matroid, caller)
+    _check_numpy_backend(call.backend, caller)
+    r = matroid.rank
+    m = check_int(cover_size, "cover_size", low=1, caller=caller)
+    if value_bound is not None:
+        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
+                                 caller=caller)
+    composition = check_composition(composition, caller)
+    log_bases = math.lgamma(f.n + 1) - math.lgamma(r + 1) - math.lgamma(f.n - r + 1)
+
+    def calibration(T: int) -> ContinuousGreedyCalibration:
+        return _calibration(call.epsilon, call.delta, steps=T, rank=r, gradient_sensitivity=s,
+                            composition=composition, layer_width=0.0, caller=caller)
+
+    def gap(T: int, mf: float = 0.0) -> float:
+        return continuous_greedy_utility_gap(epsilon_step=calibration(T).epsilon_step, rank=r,
+                                             steps=T, gradient_sensitivity=s,
+                                             log_n_bases=log_bases, value_bound=mf,
+                                             cover_size=m)
+
+    if steps is not None:
+        T = check_int(steps, "steps", low=1, caller=caller)
+    elif value_bound is not None:
+        T = best_steps(lambda t: gap(t, value_bound))
+    else:
+        T = r
+    cal = calibration(T)
+    step = built(lambda: ProductBaseExponential._named(
+        caller, epsilon=cal.epsilon_step, sensitivity=cal.score_sensitivity, cover_size=m,
+        backend=call.noise), "an exponential-mechanism weight", caller)
+    oracle = GradientOracle.build(f, gradient, n_samples, call.gen, caller)
+
+    plan = private_plan("private_continuous_greedy", f, [step.privacy_map()._times(T)],
+                        delta=cal.delta, composition=cal.composition, backend=call.backend,
+                        rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    start = f.evaluations
+    x, decomposition, trace = _run_bases(f, sampler, step, T, m, oracle, allowance)
+    selection = decomposition.round(matroid, rng=call.gen)
+    params = _params(call, cal, delta_f, matroid, oracle, n_samples)
+    params.update(cover_size=m, value_bound=value_bound)
+    theorem = "Rafiey and Yoshida 2020, Algorithm 1 (bases cover; continuous_greedy_utility_gap)"
+    if oracle.resolved == "sampling":
+        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
+                                 "add an estimation error with no explicit bound here")
+    else:
+        guarantee = continuous_guarantee(matroid, noise_term=gap(T), radius=r, steps=T,
+                                         value_bound=value_bound, theorem=theorem,
+                                         integral=m == 1)
+    return make_result(f, list(selection), "private_continuous_greedy", privacy=report,
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)
+
+
 @register("private_continuous_greedy", private=True, backends=("numpy",),
+          core=_private_continuous_greedy,
           summary="Private continuous greedy, one exponential-mechanism base per step, swap "
                   "rounding (Rafiey & Yoshida 2020, Alg. 1); uniform/partition/graphic matroids")
 def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: float,
@@ -195,70 +252,25 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     """
     caller = "private_continuous_greedy"
     check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    matroid = _check_matroid(constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
-    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
-    sampler = product_base_sampler(matroid, caller)
-    _check_numpy_backend(backend, caller)
-    r = matroid.rank
-    m = check_int(cover_size, "cover_size", low=1, caller=caller)
-    if value_bound is not None:
-        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
-                                 caller=caller)
-    log_bases = math.lgamma(f.n + 1) - math.lgamma(r + 1) - math.lgamma(f.n - r + 1)
-
-    def gap(T: int, mf: float = 0.0) -> float:
-        c = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
-                                          gradient_sensitivity=s, composition=composition)
-        return continuous_greedy_utility_gap(epsilon_step=c.epsilon_step, rank=r, steps=T,
-                                             gradient_sensitivity=s, log_n_bases=log_bases,
-                                             value_bound=mf, cover_size=m)
-
-    if steps is not None:
-        T = check_int(steps, "steps", low=1, caller=caller)
-    elif value_bound is not None:
-        T = best_steps(lambda t: gap(t, value_bound))
-    else:
-        T = r
-    cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
-                                        gradient_sensitivity=s, composition=composition)
-    check_noise_parameter(cal.weight, "an exponential-mechanism weight of", caller)
-    gen = as_generator(rng, caller)
-    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    report, allowance = _plan_and_charge("private_continuous_greedy", f, cal, backend, rng,
-                                         budget, caller)
-    start = f.evaluations
-    x, decomposition, trace = _run_bases(f, sampler, cal, T, m, oracle, allowance, gen)
-    selection = decomposition.round(matroid, rng=gen)
-    params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
-    params.update(cover_size=m, value_bound=value_bound)
-    theorem = "Rafiey and Yoshida 2020, Algorithm 1 (bases cover; continuous_greedy_utility_gap)"
-    if oracle.resolved == "sampling":
-        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
-                                 "add an estimation error with no explicit bound here")
-    else:
-        guarantee = continuous_guarantee(matroid, noise_term=gap(T), radius=r, steps=T,
-                                         value_bound=value_bound, theorem=theorem,
-                                         integral=m == 1)
-    return make_result(f, list(selection), "private_continuous_greedy", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace,
-                       guarantee=guarantee)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _private_continuous_greedy(call, steps=steps, cover_size=cover_size,
+                                      gradient=gradient, n_samples=n_samples,
+                                      sensitivity=sensitivity, composition=composition,
+                                      value_bound=value_bound)
 
 
-def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreedyCalibration,
-               T: int, m: int, oracle: GradientOracle, allowance: Ledger,
-               gen: np.random.Generator) -> tuple[np.ndarray, ConvexDecomposition, list[float]]:
+def _run_bases(f: SetFunction, sampler: ProductBaseSampler, step: ProductBaseExponential,
+               T: int, m: int, oracle: GradientOracle, allowance: Ledger
+               ) -> tuple[np.ndarray, ConvexDecomposition, list[float]]:
     n = f.n
     x = np.zeros(n)
     decomposition = ConvexDecomposition(n)
     trace: list[float] = []
-    mechanism = ProductBaseExponential(epsilon=cal.epsilon_step,
-                                       sensitivity=cal.score_sensitivity, cover_size=m, rng=gen)
     for t in range(T):
         g = oracle(x)
-        bases = mechanism.release(g, sampler, budget=allowance, note=f"step {t + 1}/{T}")
+        bases = step.release(g, sampler, budget=allowance, note=f"step {t + 1}/{T}")
         y = np.bincount(bases.ravel(), minlength=n) / m
         trace.append(float(y @ g))
         for b in bases:
@@ -267,11 +279,11 @@ def _run_bases(f: SetFunction, sampler: ProductBaseSampler, cal: ContinuousGreed
     return x, decomposition, trace
 
 
-def _params(epsilon: float, delta: float, cal: ContinuousGreedyCalibration, f: SetFunction,
-            delta_f: float, matroid: Matroid, oracle: GradientOracle, n_samples: int
-            ) -> dict[str, Any]:
+def _params(call: PrivateCall, cal: ContinuousGreedyCalibration, delta_f: float,
+            matroid: Matroid, oracle: GradientOracle, n_samples: int) -> dict[str, Any]:
+    f = call.f
     return {
-        "epsilon": epsilon, "delta": delta, "composition": cal.composition,
+        "epsilon": call.epsilon, "delta": call.delta, "composition": cal.composition,
         "steps": cal.steps, "epsilon_per_step": cal.epsilon_step, "weight": cal.weight,
         "sensitivity": delta_f, "data_model": f.data_model,
         "gradient_sensitivity": cal.gradient_sensitivity,
@@ -282,7 +294,78 @@ def _params(epsilon: float, delta: float, cal: ContinuousGreedyCalibration, f: S
     }
 
 
+def _private_continuous_greedy_layers(call: PrivateCall, *, steps: int | None,
+                                      cover_size: int | None, n_subsample: int | None,
+                                      layer_width: float, gradient: str, n_samples: int,
+                                      sensitivity: float | None, composition: str) -> Result:
+    """:func:`private_continuous_greedy_layers` below its public checks: plan the run from its
+    selection mechanism's privacy map, charge the plan once, then draw."""
+    caller, f = call.caller, call.f
+    matroid = _check_matroid(call.constraint, caller)
+    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
+    sampler = product_base_sampler(matroid, caller)
+    r = matroid.rank
+    T = r if steps is None else check_int(steps, "steps", low=1, caller=caller)
+    w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
+    cal = _calibration(call.epsilon, call.delta, steps=T, rank=r, gradient_sensitivity=s,
+                       composition=check_composition(composition, caller), layer_width=w,
+                       caller=caller)
+    select = built(lambda: ExponentialMechanism._named(
+        caller, epsilon=cal.epsilon_step, sensitivity=cal.score_sensitivity, backend=call.noise),
+        "an exponential-mechanism weight", caller)
+    m = None if cover_size is None else check_int(cover_size, "cover_size", low=1,
+                                                  caller=caller)
+    N = None if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
+                                                   caller=caller)
+    m_default, N_default = _layers_defaults(f.n, r, cal.epsilon_step)
+    m = m_default if m is None else m
+    N = N_default if N is None else N
+    _check_layers_work(T, N, m, r, f.n, cover_size, n_subsample, caller)
+    gen = call.gen
+    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
+
+    plan = private_plan("private_continuous_greedy_layers", f, [select.privacy_map()._times(T)],
+                        delta=cal.delta, composition=cal.composition, backend=call.backend,
+                        rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    n = f.n
+    x = np.zeros(n)
+    decomposition = ConvexDecomposition(n)
+    trace: list[float] = []
+    start = f.evaluations
+    for _ in range(T):
+        g = oracle(x)
+        children = gen.spawn(N)
+        states = [c.bit_generator.state for c in children]
+        Z = np.empty((N, n))
+        for i, child in enumerate(children):
+            Z[i] = np.bincount(sampler.uniform(m, child).ravel(), minlength=n) / m
+        q = Z @ g
+        if w > 0:
+            q = w * np.floor(np.maximum(q, 0.0) / w)
+        j = select.release(q, budget=allowance)
+        # Regenerate the chosen point's bases from its stream (the subsample keeps only points).
+        children[j].bit_generator.state = states[j]
+        for b in sampler.uniform(m, children[j]):
+            decomposition.add(b, 1.0 / (T * m))
+        trace.append(float(Z[j] @ g))
+        x = np.minimum(x + Z[j] / T, 1.0)
+    selection = decomposition.round(matroid, rng=gen)
+    params = _params(call, cal, delta_f, matroid, oracle, n_samples)
+    params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
+                  backend=backend_name(call.backend))
+    guarantee = no_guarantee(
+        "Rafiey and Yoshida 2020, Algorithm 2: private, but its (1 - 1/e) utility is not "
+        "supported (a uniform subsample of the cover misses its best points; docs/errata.md)")
+    return make_result(f, list(selection), "private_continuous_greedy_layers", privacy=report,
+                       evaluations=f.evaluations - start, params=params, trace=trace,
+                       guarantee=guarantee)
+
+
 @register("private_continuous_greedy_layers", private=True,
+          core=_private_continuous_greedy_layers,
           summary="Rafiey & Yoshida 2020, Alg. 2 (subsampled cover, layers): private, utility "
                   "guarantee not supported; prefer private_continuous_greedy")
 def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsilon: float,
@@ -337,62 +420,10 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
     """
     caller = "private_continuous_greedy_layers"
     check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    matroid = _check_matroid(constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
-    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
-    sampler = product_base_sampler(matroid, caller)
-    r = matroid.rank
-    T = r if steps is None else check_int(steps, "steps", low=1, caller=caller)
-    w = check_real(layer_width, "layer_width", low=0.0, caller=caller)
-    cal = continuous_greedy_calibration(epsilon, delta, steps=T, rank=r,
-                                        gradient_sensitivity=s, composition=composition,
-                                        layer_width=w)
-    check_noise_parameter(cal.weight, "an exponential-mechanism weight of", caller)
-    m = None if cover_size is None else check_int(cover_size, "cover_size", low=1,
-                                                  caller=caller)
-    N = None if n_subsample is None else check_int(n_subsample, "n_subsample", low=1,
-                                                   caller=caller)
-    m_default, N_default = _layers_defaults(f.n, r, cal.epsilon_step)
-    m = m_default if m is None else m
-    N = N_default if N is None else N
-    _check_layers_work(T, N, m, r, f.n, cover_size, n_subsample, caller)
-    be, gen = noise_source(backend, rng)
-    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    report, allowance = _plan_and_charge("private_continuous_greedy_layers", f, cal, backend,
-                                         rng, budget, caller)
-    n = f.n
-    x = np.zeros(n)
-    decomposition = ConvexDecomposition(n)
-    trace: list[float] = []
-    start = f.evaluations
-    for _ in range(T):
-        g = oracle(x)
-        children = gen.spawn(N)
-        states = [c.bit_generator.state for c in children]
-        Z = np.empty((N, n))
-        for i, child in enumerate(children):
-            Z[i] = np.bincount(sampler.uniform(m, child).ravel(), minlength=n) / m
-        q = Z @ g
-        if w > 0:
-            q = w * np.floor(np.maximum(q, 0.0) / w)
-        j = mech.exponential_mechanism(q, epsilon=cal.epsilon_step,
-                                       sensitivity=cal.score_sensitivity, budget=allowance,
-                                       backend=be)
-        # Regenerate the chosen point's bases from its stream (the subsample keeps only points).
-        children[j].bit_generator.state = states[j]
-        for b in sampler.uniform(m, children[j]):
-            decomposition.add(b, 1.0 / (T * m))
-        trace.append(float(Z[j] @ g))
-        x = np.minimum(x + Z[j] / T, 1.0)
-    selection = decomposition.round(matroid, rng=gen)
-    params = _params(epsilon, delta, cal, f, delta_f, matroid, oracle, n_samples)
-    params.update(cover_size=m, n_subsample=N, layer_width=w, n_scores=T * N,
-                  backend=backend_name(backend))
-    guarantee = no_guarantee(
-        "Rafiey and Yoshida 2020, Algorithm 2: private, but its (1 - 1/e) utility is not "
-        "supported (a uniform subsample of the cover misses its best points; docs/errata.md)")
-    return make_result(f, list(selection), "private_continuous_greedy_layers", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=trace,
-                       guarantee=guarantee)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _private_continuous_greedy_layers(call, steps=steps, cover_size=cover_size,
+                                             n_subsample=n_subsample, layer_width=layer_width,
+                                             gradient=gradient, n_samples=n_samples,
+                                             sensitivity=sensitivity, composition=composition)

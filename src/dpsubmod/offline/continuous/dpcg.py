@@ -61,30 +61,24 @@ from ...errors import ValidationError
 from ...extensions.multilinear import has_closed_form, multilinear_gradient
 from ...functions.base import SetFunction
 from ...polytopes.oracles import KnapsackPolytope
-from ...privacy.events import PrivacyEvent, rho_pure
+from ...privacy.additive import Laplace
 from ...privacy.plan import backend_name
+from ...privacy.selection import ExponentialMechanism
 from ...privacy.split import even_share, proportional_shares
-from .._common import (
-    check_noise_parameter,
-    make_result,
-    noise_source,
-    private_plan,
-    require_finite,
-    resolve,
-)
+from .._common import PrivateCall, make_result, private_call, private_plan, require_finite
 from ..guarantees import continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
 from ._dpcg_noise import (
     _check_noise,
-    _div,
+    _default_steps,
     _Noise,
     dpcg_default_steps,
     dpcg_noise_scale,
     dpcg_utility_gap,
 )
 from ._dpcg_path import _Path, _polytope, _run
-from ._gradient import GradientOracle, gradient_sensitivity, stores_nothing
+from ._gradient import GradientOracle, built, gradient_sensitivity, stores_nothing
 
 __all__ = ["dpcg", "dpcg_curvature", "dpcg_noise_scale", "dpcg_default_steps", "dpcg_utility_gap"]
 
@@ -94,7 +88,71 @@ def _resolve_steps(steps: object, radius: float, caller: str) -> int:
     return check_int(steps, "steps", low=1, caller=caller)
 
 
+def _dpcg(call: PrivateCall, *, steps: int | None, noise: str | None,
+          gaussian_calibration: str, gradient: str, n_samples: int,
+          sensitivity: float | None, value_bound: float | None) -> Result:
+    """:func:`dpcg` below its public checks: plan the run from its noise mechanism's privacy
+    map, charge the plan once, then draw."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    epsilon, delta, be = call.epsilon, call.delta, call.noise
+    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
+    noise = ("laplace" if delta == 0.0 else "gaussian") if noise is None else noise
+    noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
+    if noise == "gaussian" and gaussian_calibration == "auto" and be.discrete:
+        # A grid backend samples the discrete Gaussian, whose exact guarantee is zCDP.
+        calib = "zcdp"
+    if value_bound is not None:
+        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
+                                 caller=caller)
+    poly = _polytope(constraint)
+    radius = poly.l1_radius()
+    if steps is None and value_bound is not None:
+        K = _default_steps(epsilon, delta, f.n, radius, s, value_bound, noise, calib, 1000,
+                           caller)
+    else:
+        K = _resolve_steps(steps, radius, caller)
+    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, be, caller)
+    oracle = GradientOracle.build(f, gradient, n_samples, call.gen, caller)
+
+    plan = private_plan("dpcg", f, noiser.events(K),
+                        delta=delta if noiser.rule == "zcdp" else None, composition=noiser.rule,
+                        backend=call.backend, rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
+    allowance = plan.allowance()
+
+    start = f.evaluations
+    path = _Path(poly)
+    _run(path, K, oracle, noiser.mechanism, allowance)
+    selection = path.round(call.gen)
+    params = {
+        "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
+        "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
+        "noise_scale": noiser.scale, "composition": noiser.rule,
+        "sensitivity": delta_f, "data_model": f.data_model, "gradient_sensitivity": s,
+        "l1_radius": radius, "gradient": oracle.resolved,
+        "n_samples": n_samples if oracle.resolved == "sampling" else None,
+        "n_gradients": oracle.calls, "value_bound": value_bound,
+        "backend": backend_name(call.backend),
+        "polytope": type(poly).__name__,
+    }
+    theorem = "Sadeghi and Fazel 2021, Lemma 1 with Lemma 2's constants (dpcg_utility_gap)"
+    if oracle.resolved == "sampling":
+        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
+                                 "add an estimation error with no explicit bound here")
+    else:
+        guarantee = continuous_guarantee(
+            constraint, noise_term=dpcg_utility_gap(scale=noiser.scale, n=f.n, radius=radius,
+                                                    steps=K, value_bound=0.0, noise=noise),
+            radius=radius, steps=K, value_bound=value_bound, theorem=theorem,
+            rounding_loss=isinstance(constraint, Knapsack),
+            integral=not isinstance(constraint, Knapsack))
+    return make_result(f, list(selection), "dpcg", privacy=report,
+                       evaluations=f.evaluations - start, params=params, trace=[],
+                       guarantee=guarantee)
+
+
 @register("dpcg", private=True, constraints=("cardinality", "matroid", "knapsack"),
+          core=_dpcg,
           summary="DPCG: continuous greedy on Laplace/Gaussian-noised gradients, matroid or "
                   "knapsack (Sadeghi & Fazel 2021)")
 def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
@@ -165,120 +223,26 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     """
     caller = "dpcg"
     check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
-    delta_f, s = gradient_sensitivity(f, sensitivity, caller)
-    noise = ("laplace" if delta == 0.0 else "gaussian") if noise is None else noise
-    noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
-    # resolved before anything is charged: a bad backend (or OpenDP missing) is refused here
-    be, gen = noise_source(backend, rng)
-    if noise == "gaussian" and gaussian_calibration == "auto" and be.discrete:
-        # A grid backend samples the discrete Gaussian, whose exact guarantee is zCDP.
-        calib = "zcdp"
-    if value_bound is not None:
-        value_bound = check_real(value_bound, "value_bound", low=0.0, low_open=True,
-                                 caller=caller)
-    poly = _polytope(constraint)
-    radius = poly.l1_radius()
-    if steps is None and value_bound is not None:
-        K = dpcg_default_steps(epsilon=epsilon, delta=delta, n=f.n, radius=radius,
-                               gradient_sensitivity=s, value_bound=value_bound, noise=noise,
-                               gaussian_calibration=calib)
-    else:
-        K = _resolve_steps(steps, radius, caller)
-    noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, None, be, caller)
-    oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
-    plan = private_plan("dpcg", f, noiser.events(K),
-                        delta=delta if noiser.rule == "zcdp" else None, composition=noiser.rule,
-                        backend=backend, rng=rng)
-    report = plan.charge(budget, caller=caller)
-    noiser.allowance = plan.allowance()
-    start = f.evaluations
-    path = _Path(poly)
-    _run(path, K, oracle, noiser)
-    selection = path.round(gen)
-    params = {
-        "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
-        "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
-        "noise_scale": noiser.scale, "composition": noiser.rule,
-        "sensitivity": delta_f, "data_model": f.data_model, "gradient_sensitivity": s,
-        "l1_radius": radius, "gradient": oracle.resolved,
-        "n_samples": n_samples if oracle.resolved == "sampling" else None,
-        "n_gradients": oracle.calls, "value_bound": value_bound,
-        "backend": backend_name(backend),
-        "polytope": type(poly).__name__,
-    }
-    theorem = "Sadeghi and Fazel 2021, Lemma 1 with Lemma 2's constants (dpcg_utility_gap)"
-    if oracle.resolved == "sampling":
-        guarantee = no_guarantee(f"{theorem}: proved for exact gradients; sampled gradients "
-                                 "add an estimation error with no explicit bound here")
-    else:
-        guarantee = continuous_guarantee(
-            constraint, noise_term=dpcg_utility_gap(scale=noiser.scale, n=f.n, radius=radius,
-                                                    steps=K, value_bound=0.0, noise=noise),
-            radius=radius, steps=K, value_bound=value_bound, theorem=theorem,
-            rounding_loss=isinstance(constraint, Knapsack),
-            integral=not isinstance(constraint, Knapsack))
-    return make_result(f, list(selection), "dpcg", privacy=report,
-                       evaluations=f.evaluations - start, params=params, trace=[],
-                       guarantee=guarantee)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _dpcg(call, steps=steps, noise=noise, gaussian_calibration=gaussian_calibration,
+                 gradient=gradient, n_samples=n_samples, sensitivity=sensitivity,
+                 value_bound=value_bound)
 
 
 # ---------------------------------------------------------------------------------------------
 # curvature-aware variant
 # ---------------------------------------------------------------------------------------------
-@register("dpcg_curvature", private=True, constraints=("cardinality", "matroid", "knapsack"),
-          summary="Curvature-aware DPCG, (1 - kappa/e) with a public or privately estimated "
-                  "linear term (Sadeghi & Fazel 2021, Lemma 5)")
-def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
-                   linear_term: object = "private", target: float | None = None,
-                   n_targets: int = 5, budget_split: tuple[float, float, float] = (0.1, 0.8, 0.1),
-                   steps: int | None = None, noise: str | None = None,
-                   gaussian_calibration: str = "auto", gradient: str = "auto",
-                   n_samples: int = 1000, sensitivity: float | None = None,
-                   failure_probability: float = 0.05, backend: Any = None,
-                   budget: Any = None, rng: RNGLike = None) -> Result:
-    r"""Curvature-aware DPCG (Sadeghi and Fazel 2021, Lemma 5): :math:`(1 - \kappa_F / e)`.
-
-    With the linear part :math:`\ell_e = F(V) - F(V - e)` and :math:`g(x) = f(x) - \ell^\top x`
-    (monotone DR-submodular), run DPCG on :math:`\nabla g = \nabla f - \ell` over
-    :math:`P \cap \{\ell^\top v \ge \lambda\}`. With ``ell`` public and
-    :math:`\lambda = \ell^\top x^*`, :math:`E f(x) \ge (1 - \kappa_F/e) f(x^*) - G -
-    m_F R^2/(2K)` with :math:`\kappa_F = 1 - \min_e \ell_e / F(\{e\})`.
-
-    The paper does not say how ``ell`` and ``lambda`` are obtained privately (both depend on
-    the data). The modes here (seed 002 notes, Section 2.5):
-
-    * ``linear_term`` an array: ``ell`` is **public** (the caller vouches that it does not
-      depend on the private data); otherwise ``"private"`` (default): ``ell`` is released with
-      the Laplace mechanism (l1 sensitivity ``n s``) from the first share of the budget, then
-      shifted down by the noise's high-probability bound
-      ``lambda_Lap ln(n / failure_probability)`` and clipped at 0, so that ``g`` stays monotone
-      with probability ``1 - failure_probability``.
-    * ``target`` given: one DPCG run with that ``lambda`` (refused before anything is drawn when
-      above ``max_{v in P} ell . v`` for a public ``ell``; lowered to it for a private one, as
-      post-processing of the released ``ell``). Otherwise a grid of ``n_targets`` values
-      ``lambda_j = j / (n_targets - 1) * max_{v in P} ell . v`` (public given ``ell``),
-      one DPCG run each, each run rounded, and the released set chosen among the rounded sets by
-      the exponential mechanism on ``F`` (sensitivity ``Delta``) from the last share.
-
-    ``budget_split = (ell share, runs share, selection share)``; the shares of the parts that
-    are not used are dropped and the rest renormalized. All parts compose by basic composition
-    (``noise="gaussian"`` spends the whole ``delta`` on the runs, split evenly). ``budget``,
-    when given, is charged with the whole ``(epsilon, delta)`` before the first noise draw.
-
-    Returns
-    -------
-    Result
-        ``params`` holds the released ``linear_term`` (private mode), the targets, each run's
-        budget, and the index of the chosen run.
-    """
-    caller = "dpcg_curvature"
-    check_rng(rng, caller)
-    f, constraint = resolve(f, constraint, caller)
-    epsilon = check_epsilon(epsilon, caller=caller)
-    delta = check_delta(delta, caller=caller)
+def _dpcg_curvature(call: PrivateCall, *, linear_term: object, target: float | None,
+                    n_targets: int, budget_split: tuple[float, float, float],
+                    steps: int | None, noise: str | None, gaussian_calibration: str,
+                    gradient: str, n_samples: int, sensitivity: float | None,
+                    failure_probability: float) -> Result:
+    """:func:`dpcg_curvature` below its public checks: plan the run from its mechanisms'
+    privacy maps, charge the plan once, then draw."""
+    caller, f, constraint = call.caller, call.f, call.constraint
+    epsilon, delta, be, gen = call.epsilon, call.delta, call.noise, call.gen
     delta_f, s = gradient_sensitivity(f, sensitivity, caller)
     noise = ("laplace" if delta == 0.0 else "gaussian") if noise is None else noise
     noise, calib = _check_noise(noise, gaussian_calibration, delta, caller)
@@ -335,7 +299,6 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                       low_open=True, high_open=True, caller=caller)
     radius = poly.l1_radius()
     K = _resolve_steps(steps, radius, caller)
-    be, gen = noise_source(backend, rng)
     if noise == "gaussian" and be.discrete:
         raise ValidationError(
             f"{caller} composes its parts by basic composition, and the '{be.name}' backend's "
@@ -346,28 +309,29 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     n_runs = n_targets if grid else 1
     eps_run = even_share(eps_runs, n_runs)
     delta_run = even_share(delta, n_runs)
-    # Validates the runs' noise parameters, and lists their uses, before anything is drawn.
-    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, None, be, caller,
-                       allow_zcdp=False)
+    # The run's mechanisms, built (and so validated) before the charge: one noise for every
+    # run's gradients, the linear part's Laplace noise, the choice among the runs.
+    run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, be, caller, allow_zcdp=False)
+    linear = built(lambda: Laplace._named(caller, epsilon=eps_ell, sensitivity=n * s, dim=n,
+                                          backend=be),
+                   "a Laplace scale for the linear part", caller) if private_ell else None
+    choice = built(lambda: ExponentialMechanism._named(caller, epsilon=eps_sel,
+                                                       sensitivity=delta_f, backend=be),
+                   "an exponential-mechanism weight for the choice of the run",
+                   caller) if n_runs > 1 else None
     # in the order of use: the allowance fills the first planned use an event fits
-    if private_ell:
-        check_noise_parameter(_div(n * s, eps_ell), "a Laplace scale for the linear part of",
-                              caller)
-    if n_runs > 1:
-        check_noise_parameter(_div(eps_sel, 2.0 * delta_f),
-                              "an exponential-mechanism weight for the choice of", caller)
-    planned = [PrivacyEvent("laplace", eps_ell, 0.0, rho=rho_pure(eps_ell))] \
-        if private_ell else []
+    planned = [linear.privacy_map()] if linear is not None else []
     planned += run_noise.events(K * n_runs)
-    if n_runs > 1:
-        planned.append(PrivacyEvent.exponential(eps_sel))
+    if choice is not None:
+        planned.append(choice.privacy_map())
     plan = private_plan("dpcg_curvature", f, planned, delta=None, composition="basic",
-                        backend=backend, rng=rng)
-    report = plan.charge(budget, caller=caller)
+                        backend=call.backend, rng=call.rng)
+    report = plan.charge(call.budget, caller=caller)
     allowance = plan.allowance()
+
     start = f.evaluations
     # 1. The linear part ell = grad f(1), released privately unless public.
-    if private_ell:
+    if linear is not None:
         # At x = 1 every sampled set is the ground set, so two samples are already exact.
         if stores_nothing(f):  # identically zero (the closed form cannot index it)
             exact = np.zeros(n)
@@ -377,9 +341,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
                                              else "sampling", n_samples=2, rng=gen).estimate
         exact = require_finite(exact, f, caller, "its linear part F(V) - F(V - e)",
                                private=True)
+        noisy = np.asarray(linear.release(exact, budget=allowance))
         lap_scale = mech.laplace_scale(eps_ell, n * s)
-        noisy = np.asarray(mech.laplace(exact, epsilon=eps_ell, sensitivity=n * s,
-                                        budget=allowance, backend=be))
         ell = np.maximum(noisy - lap_scale * math.log(n / beta), 0.0)
     else:
         ell = ell_public
@@ -402,22 +365,19 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
             # ell is released (or public), so lowering the target to what the polytope reaches
             # is post-processing; refusing here would come after the charge
             targets[i] = lam = top
-        noiser = _Noise(noise, calib, eps_run, delta_run, K, n, s, allowance, be, caller,
-                        allow_zcdp=False)
-        _run(path, K, grad_g, noiser, constrained=(ell, lam))
+        _run(path, K, grad_g, run_noise.mechanism, allowance, constrained=(ell, lam))
         selections.append(path.round(gen))
     # 3. Private choice among the rounded sets.
     chosen = 0
-    if len(selections) > 1:
+    if choice is not None:
         values = require_finite([f.value(_mask(S, n)) for S in selections], f, caller,
                                 "the value of a rounded set", private=True)
         f.evaluations += len(selections)
-        chosen = mech.exponential_mechanism(values, epsilon=eps_sel, sensitivity=delta_f,
-                                            budget=allowance, backend=be)
+        chosen = choice.release(values, budget=allowance)
     params = {
         "epsilon": epsilon, "delta": delta, "steps": K, "noise": noise,
-        "gaussian_calibration": noiser.calibration if noise == "gaussian" else None,
-        "noise_scale": noiser.scale, "composition": "basic", "sensitivity": delta_f,
+        "gaussian_calibration": run_noise.calibration if noise == "gaussian" else None,
+        "noise_scale": run_noise.scale, "composition": "basic", "sensitivity": delta_f,
         "data_model": f.data_model, "gradient_sensitivity": s, "l1_radius": radius,
         "linear_term_mode": "private" if private_ell else "public",
         "linear_term": ell.copy(), "targets": targets, "epsilon_linear_term": eps_ell,
@@ -425,7 +385,7 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         "failure_probability": beta if private_ell else None, "chosen_run": int(chosen),
         "gradient": oracle.resolved,
         "n_samples": n_samples if oracle.resolved == "sampling" else None,
-        "n_gradients": oracle.calls, "backend": backend_name(backend),
+        "n_gradients": oracle.calls, "backend": backend_name(call.backend),
         "polytope": type(poly).__name__,
     }
     guarantee = no_guarantee(
@@ -434,6 +394,65 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
     return make_result(f, list(selections[chosen]), "dpcg_curvature", privacy=report,
                        evaluations=f.evaluations - start, params=params, trace=[],
                        guarantee=guarantee)
+
+
+@register("dpcg_curvature", private=True, constraints=("cardinality", "matroid", "knapsack"),
+          core=_dpcg_curvature,
+          summary="Curvature-aware DPCG, (1 - kappa/e) with a public or privately estimated "
+                  "linear term (Sadeghi & Fazel 2021, Lemma 5)")
+def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0.0,
+                   linear_term: object = "private", target: float | None = None,
+                   n_targets: int = 5, budget_split: tuple[float, float, float] = (0.1, 0.8, 0.1),
+                   steps: int | None = None, noise: str | None = None,
+                   gaussian_calibration: str = "auto", gradient: str = "auto",
+                   n_samples: int = 1000, sensitivity: float | None = None,
+                   failure_probability: float = 0.05, backend: Any = None,
+                   budget: Any = None, rng: RNGLike = None) -> Result:
+    r"""Curvature-aware DPCG (Sadeghi and Fazel 2021, Lemma 5): :math:`(1 - \kappa_F / e)`.
+
+    With the linear part :math:`\ell_e = F(V) - F(V - e)` and :math:`g(x) = f(x) - \ell^\top x`
+    (monotone DR-submodular), run DPCG on :math:`\nabla g = \nabla f - \ell` over
+    :math:`P \cap \{\ell^\top v \ge \lambda\}`. With ``ell`` public and
+    :math:`\lambda = \ell^\top x^*`, :math:`E f(x) \ge (1 - \kappa_F/e) f(x^*) - G -
+    m_F R^2/(2K)` with :math:`\kappa_F = 1 - \min_e \ell_e / F(\{e\})`.
+
+    The paper does not say how ``ell`` and ``lambda`` are obtained privately (both depend on
+    the data). The modes here (seed 002 notes, Section 2.5):
+
+    * ``linear_term`` an array: ``ell`` is **public** (the caller vouches that it does not
+      depend on the private data); otherwise ``"private"`` (default): ``ell`` is released with
+      the Laplace mechanism (l1 sensitivity ``n s``) from the first share of the budget, then
+      shifted down by the noise's high-probability bound
+      ``lambda_Lap ln(n / failure_probability)`` and clipped at 0, so that ``g`` stays monotone
+      with probability ``1 - failure_probability``.
+    * ``target`` given: one DPCG run with that ``lambda`` (refused before anything is drawn when
+      above ``max_{v in P} ell . v`` for a public ``ell``; lowered to it for a private one, as
+      post-processing of the released ``ell``). Otherwise a grid of ``n_targets`` values
+      ``lambda_j = j / (n_targets - 1) * max_{v in P} ell . v`` (public given ``ell``),
+      one DPCG run each, each run rounded, and the released set chosen among the rounded sets by
+      the exponential mechanism on ``F`` (sensitivity ``Delta``) from the last share.
+
+    ``budget_split = (ell share, runs share, selection share)``; the shares of the parts that
+    are not used are dropped and the rest renormalized. All parts compose by basic composition
+    (``noise="gaussian"`` spends the whole ``delta`` on the runs, split evenly). ``budget``,
+    when given, is charged with the whole ``(epsilon, delta)`` before the first noise draw.
+
+    Returns
+    -------
+    Result
+        ``params`` holds the released ``linear_term`` (private mode), the targets, each run's
+        budget, and the index of the chosen run.
+    """
+    caller = "dpcg_curvature"
+    check_rng(rng, caller)
+    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend)
+    return _dpcg_curvature(call, linear_term=linear_term, target=target, n_targets=n_targets,
+                           budget_split=budget_split, steps=steps, noise=noise,
+                           gaussian_calibration=gaussian_calibration, gradient=gradient,
+                           n_samples=n_samples, sensitivity=sensitivity,
+                           failure_probability=failure_probability)
 
 
 def _mask(S: np.ndarray, n: int) -> np.ndarray:

@@ -1,0 +1,65 @@
+"""The privacy path of the private continuous methods, measured by the tracer of
+``benchmarks/trace_privacy_path.py``: epsilon is validated once at the public entry and once
+where each of the run's mechanisms is built, then never again up to the first draw."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpsubmod
+from dpsubmod.functions import FacilityLocation
+
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "trace_privacy_path.py"
+
+
+@pytest.fixture(scope="module")
+def tracer():
+    spec = importlib.util.spec_from_file_location("trace_privacy_path", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up by name
+    spec.loader.exec_module(mod)
+    yield mod
+    del sys.modules[spec.name]
+
+
+def _objective() -> FacilityLocation:
+    rng = np.random.default_rng(0)
+    return FacilityLocation.from_records(rng.random((40, 2)), rng.random((8, 2)),
+                                         similarity="gaussian", bandwidth=0.3)
+
+
+#: (method, options, mechanisms the run builds)
+ROUTES = [
+    ("private_continuous_greedy", {}, 1),
+    ("private_continuous_greedy_layers", {"cover_size": 2, "n_subsample": 3}, 1),
+    ("dpcg", {}, 1),
+    ("dpcg", {"delta": 1e-6}, 1),  # Gaussian: the zCDP calibration, chosen by "auto"
+    ("dpcg_curvature", {}, 3),  # the runs' noise, the linear part's, the choice of the run
+]
+
+
+@pytest.mark.parametrize(("method", "options", "mechanisms"), ROUTES,
+                         ids=[f"{m}-{o}" for m, o, _ in ROUTES])
+def test_epsilon_is_validated_at_the_entry_and_where_each_mechanism_is_built(
+        tracer, method, options, mechanisms):
+    f = _objective()
+    t = tracer.trace(lambda: dpsubmod.maximize(f, 2, method, epsilon=1.0, rng=0, steps=2,
+                                               **options))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 1 + mechanisms, t.epsilon_checks
+    assert any("offline/registry.py" in site for site in t.epsilon_checks)
+
+
+@pytest.mark.parametrize("method", ["private_continuous_greedy", "dpcg"])
+def test_the_methods_own_functions_validate_epsilon_once_at_their_entry(tracer, method):
+    f = _objective()
+    fn = getattr(dpsubmod.offline, method)
+    t = tracer.trace(lambda: fn(f, 2, epsilon=1.0, rng=0, steps=2))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    assert not any("offline/registry.py" in site for site in t.epsilon_checks)
