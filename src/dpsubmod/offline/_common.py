@@ -124,24 +124,8 @@ def bound_guarantee(guarantee: Any, f: Any) -> Any:
     return guarantee.bounded_by(f.upper_bound())
 
 
-def private_plan(label: str, f: Any, events: list[PrivacyEvent], *, delta: float | None,
-                 composition: str, backend: Any, rng: Any,
-                 guarantee: tuple[float, float] | None = None) -> PrivacyPlan:
-    """The :class:`~dpsubmod.privacy.plan.PrivacyPlan` of an offline private method.
-
-    Every private method builds its plan here from public parameters, charges it to the user's
-    budget with ``plan.charge(budget)`` before any noise, and draws through
-    ``plan.allowance()``.
-    """
-    return PrivacyPlan(label=label, events=tuple(events), delta=delta, composition=composition,
-                       neighbouring=f"{getattr(f, 'statement_name', None) or type(f).__name__}"
-                                    f": {f.neighbouring}",
-                       backend=backend_name(backend), simulation=is_simulation(backend, rng),
-                       guarantee=guarantee)
-
-
 def exponential_step(caller: str, eps_step: float, noise: NoiseBackend,
-               **sensitivity: float) -> ExponentialMechanism:
+                     **sensitivity: float) -> ExponentialMechanism:
     """The exponential mechanism of one step of a private method, built (and so validated)
     before the charge; a per-step budget whose weight leaves floating-point range is refused in
     the terms of the user's arguments (``epsilon``, ``sensitivity``), not the mechanism's."""
@@ -206,8 +190,13 @@ class PrivateCall:
         Raises :class:`~dpsubmod.errors.BudgetExceededError`, changing nothing, when the plan
         does not fit the budget.
         """
-        plan = private_plan(label, self.f, events, delta=delta, composition=composition,
-                            backend=self.backend, rng=self.rng, guarantee=guarantee)
+        f = self.f
+        plan = PrivacyPlan(label=label, events=tuple(events), delta=delta,
+                           composition=composition,
+                           neighbouring=f"{getattr(f, 'statement_name', None) or type(f).__name__}"
+                                        f": {f.neighbouring}",
+                           backend=backend_name(self.backend),
+                           simulation=is_simulation(self.backend, self.rng), guarantee=guarantee)
         return plan.charge(self.budget, caller=self.caller), plan.allowance()
 
 

@@ -56,7 +56,7 @@ from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.product import ProductBaseExponential
 from ...privacy.selection import ExponentialMechanism
-from .._common import PrivateCall, make_result, private_call, private_plan
+from .._common import PrivateCall, make_result, private_call
 from ..guarantees import best_steps, continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
@@ -139,11 +139,9 @@ def _private_continuous_greedy(call: PrivateCall, *, steps: int | None, cover_si
         backend=call.noise), "an exponential-mechanism weight", caller)
     oracle = GradientOracle.build(f, gradient, n_samples, call.gen, caller)
 
-    plan = private_plan("private_continuous_greedy", f, [step.privacy_map()._times(T)],
-                        delta=cal.delta, composition=cal.composition, backend=call.backend,
-                        rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(
+        "private_continuous_greedy", [step.privacy_map()._times(T)], delta=cal.delta,
+        composition=cal.composition)
 
     start = f.evaluations
     x, decomposition, trace = _run_bases(f, sampler, step, T, m, oracle, allowance)
@@ -324,11 +322,9 @@ def _private_continuous_greedy_layers(call: PrivateCall, *, steps: int | None,
     gen = call.gen
     oracle = GradientOracle.build(f, gradient, n_samples, gen, caller)
 
-    plan = private_plan("private_continuous_greedy_layers", f, [select.privacy_map()._times(T)],
-                        delta=cal.delta, composition=cal.composition, backend=call.backend,
-                        rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(
+        "private_continuous_greedy_layers", [select.privacy_map()._times(T)], delta=cal.delta,
+        composition=cal.composition)
 
     n = f.n
     x = np.zeros(n)

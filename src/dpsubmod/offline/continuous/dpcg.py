@@ -65,7 +65,7 @@ from ...privacy.additive import Laplace
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
 from ...privacy.split import even_share, proportional_shares
-from .._common import PrivateCall, make_result, private_call, private_plan, require_finite
+from .._common import PrivateCall, make_result, private_call, require_finite
 from ..guarantees import continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
@@ -114,11 +114,9 @@ def _dpcg(call: PrivateCall, *, steps: int | None, noise: str | None,
     noiser = _Noise(noise, calib, epsilon, delta, K, f.n, s, be, caller)
     oracle = GradientOracle.build(f, gradient, n_samples, call.gen, caller)
 
-    plan = private_plan("dpcg", f, noiser.events(K),
-                        delta=delta if noiser.rule == "zcdp" else None, composition=noiser.rule,
-                        backend=call.backend, rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan(
+        "dpcg", noiser.events(K), delta=delta if noiser.rule == "zcdp" else None,
+        composition=noiser.rule)
 
     start = f.evaluations
     path = _Path(poly)
@@ -324,10 +322,8 @@ def _dpcg_curvature(call: PrivateCall, *, linear_term: object, target: float | N
     planned += run_noise.events(K * n_runs)
     if choice is not None:
         planned.append(choice.privacy_map())
-    plan = private_plan("dpcg_curvature", f, planned, delta=None, composition="basic",
-                        backend=call.backend, rng=call.rng)
-    report = plan.charge(call.budget, caller=caller)
-    allowance = plan.allowance()
+    report, allowance = call.charge_plan("dpcg_curvature", planned, delta=None,
+                                         composition="basic")
 
     start = f.evaluations
     # 1. The linear part ell = grad f(1), released privately unless public.
