@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._rng import RNGLike, as_generator
-from .._validation import check_int, check_same_ground_set
+from .._rng import RNGLike, as_generator, check_rng
+from .._validation import check_delta, check_epsilon, check_int, check_same_ground_set
 from ..constraints import Constraint, Knapsack, UniformMatroid
 from ..errors import NonFiniteObjectiveError, ParameterTypeError, ValidationError
 from ..functions.base import SetFunction
@@ -210,6 +210,19 @@ def private_call(caller: str, f: object, constraint: object, *, epsilon: float, 
     f, constraint = (resolver or resolve)(f, constraint, caller)
     noise, gen = noise_source(backend, rng)
     return PrivateCall(caller, f, constraint, epsilon, delta, budget, rng, backend, noise, gen)
+
+
+def checked_call(caller: str, f: object, constraint: object, *, epsilon: object,
+                 delta: object, budget: Any, rng: RNGLike, backend: Any,
+                 resolver: Callable[[object, object, str], tuple[Any, Constraint]] | None = None
+                 ) -> PrivateCall:
+    """The :class:`PrivateCall` of a method called by its own public function, which is then
+    the public entry: ``rng``, ``epsilon`` and ``delta`` are checked here, once
+    (:func:`~dpsubmod.offline.maximize` checks them itself and calls :func:`private_call`)."""
+    check_rng(rng, caller)
+    return private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
+                        backend=backend, resolver=resolver)
 
 
 def noise_source(backend: Any, rng: RNGLike) -> tuple[NoiseBackend, np.random.Generator]:

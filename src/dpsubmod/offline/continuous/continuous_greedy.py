@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._rng import RNGLike, check_rng
-from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ..._rng import RNGLike
+from ..._validation import check_int, check_real
 from ...constraints.base import Matroid
 from ...errors import ValidationError
 from ...functions.base import SetFunction
@@ -56,7 +56,7 @@ from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.product import ProductBaseExponential
 from ...privacy.selection import ExponentialMechanism
-from .._common import PrivateCall, make_result, private_call
+from .._common import PrivateCall, checked_call, make_result
 from ..guarantees import best_steps, continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
@@ -249,10 +249,8 @@ def private_continuous_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     (2, 1.0)
     """
     caller = "private_continuous_greedy"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _private_continuous_greedy(call, steps=steps, cover_size=cover_size,
                                       gradient=gradient, n_samples=n_samples,
                                       sensitivity=sensitivity, composition=composition,
@@ -415,10 +413,8 @@ def private_continuous_greedy_layers(f: SetFunction, constraint: object, *, epsi
         ``F`` evaluations of the gradients as in :func:`private_continuous_greedy`.
     """
     caller = "private_continuous_greedy_layers"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _private_continuous_greedy_layers(call, steps=steps, cover_size=cover_size,
                                              n_subsample=n_subsample, layer_width=layer_width,
                                              gradient=gradient, n_samples=n_samples,

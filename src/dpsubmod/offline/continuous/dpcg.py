@@ -54,8 +54,8 @@ from typing import Any
 import numpy as np
 
 from ... import privacy as mech
-from ..._rng import RNGLike, check_rng
-from ..._validation import check_delta, check_epsilon, check_finite, check_int, check_real
+from ..._rng import RNGLike
+from ..._validation import check_finite, check_int, check_real
 from ...constraints.knapsack import Knapsack
 from ...errors import ValidationError
 from ...extensions.multilinear import has_closed_form, multilinear_gradient
@@ -65,7 +65,7 @@ from ...privacy.additive import Laplace
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
 from ...privacy.split import even_share, proportional_shares
-from .._common import PrivateCall, make_result, private_call, require_finite
+from .._common import PrivateCall, checked_call, make_result, require_finite
 from ..guarantees import continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
@@ -220,10 +220,8 @@ def dpcg(f: SetFunction, constraint: object, *, epsilon: float, delta: float = 0
     (2, 1.0)
     """
     caller = "dpcg"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _dpcg(call, steps=steps, noise=noise, gaussian_calibration=gaussian_calibration,
                  gradient=gradient, n_samples=n_samples, sensitivity=sensitivity,
                  value_bound=value_bound)
@@ -440,10 +438,8 @@ def dpcg_curvature(f: SetFunction, constraint: object, *, epsilon: float, delta:
         budget, and the index of the chosen run.
     """
     caller = "dpcg_curvature"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _dpcg_curvature(call, linear_term=linear_term, target=target, n_targets=n_targets,
                            budget_split=budget_split, steps=steps, noise=noise,
                            gaussian_calibration=gaussian_calibration, gradient=gradient,

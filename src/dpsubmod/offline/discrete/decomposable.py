@@ -13,17 +13,17 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from ..._rng import RNGLike, check_rng
-from ..._validation import check_delta, check_epsilon, check_real
+from ..._rng import RNGLike
+from ..._validation import check_real
 from ...errors import SensitivityError, ValidationError
 from ...functions.base import SetFunction
 from ...privacy.plan import backend_name
 from .._common import (
     PrivateCall,
+    checked_call,
     exponential_step,
     is_knapsack,
     make_result,
-    private_call,
     require_finite,
 )
 from ..guarantees import em_greedy_guarantee
@@ -208,8 +208,6 @@ def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: 
     on long selections.
     """
     caller = "private_greedy_decomposable"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _private_greedy_decomposable(call, sensitivity=sensitivity)

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._rng import RNGLike, check_rng
-from ..._validation import check_delta, check_epsilon, check_int, check_real
+from ..._rng import RNGLike
+from ..._validation import check_int, check_real
 from ...constraints import Constraint, Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
@@ -54,10 +54,10 @@ from ...privacy.split import _split
 from .._common import (
     PrivateCall,
     check_score_sensitivity,
+    checked_call,
     exponential_step,
     is_knapsack,
     make_result,
-    private_call,
     require_finite,
     resolve,
 )
@@ -341,10 +341,8 @@ def private_greedy(f: SetFunction, constraint: object, *, epsilon: float, delta:
         the composition used, whatever path the run took.
     """
     caller = "private_greedy"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _private_greedy(call, composition=composition, sensitivity=sensitivity,
                            sample_size=sample_size, calibration=calibration)
 
@@ -368,10 +366,8 @@ def private_stochastic_greedy(f: SetFunction, constraint: object, *, epsilon: fl
     in total instead of ``k n``. The other parameters are those of :func:`private_greedy`.
     """
     caller = "private_stochastic_greedy"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend)
     return _private_stochastic_greedy(call, accuracy=accuracy, sample_size=sample_size,
                                       composition=composition, sensitivity=sensitivity,
                                       calibration=calibration)

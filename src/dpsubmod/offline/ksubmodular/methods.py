@@ -43,14 +43,14 @@ import numpy as np
 
 from ..._guarantee import utility_guarantee
 from ..._rng import RNGLike, as_generator, check_rng
-from ..._validation import check_delta, check_epsilon, check_real
+from ..._validation import check_real
 from ...constraints import Matroid
 from ...errors import ValidationError
 from ...functions.ksubmodular.base import KSubmodularFunction, KSubmodularState
 from ...privacy.ledger import Ledger
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
-from .._common import PrivateCall, bound_guarantee, private_call, require_finite
+from .._common import PrivateCall, bound_guarantee, checked_call, require_finite
 from ..guarantees import UNITS, no_guarantee
 from ..registry import register
 from ..result import Diagnostics, Result
@@ -315,10 +315,8 @@ def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta
         ledger; ``params`` has ``epsilon_per_step`` and ``weight`` (``eps'``).
     """
     caller = "ks_private"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend, resolver=_resolve)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend, resolver=_resolve)
     return _ks_private(call, composition=composition, sensitivity=sensitivity)
 
 
@@ -432,9 +430,7 @@ def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: floa
         ``Lambda``; public information) and ``guarantee``.
     """
     caller = "ks_private_sampled"
-    check_rng(rng, caller)
-    call = private_call(caller, f, constraint, epsilon=check_epsilon(epsilon, caller=caller),
-                        delta=check_delta(delta, caller=caller), budget=budget, rng=rng,
-                        backend=backend, resolver=_resolve)
+    call = checked_call(caller, f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                        rng=rng, backend=backend, resolver=_resolve)
     return _ks_private_sampled(call, gamma=gamma, composition=composition,
                                sensitivity=sensitivity, on_empty=on_empty)
