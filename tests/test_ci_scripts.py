@@ -3,21 +3,19 @@ extra (.ci/smoke_extras.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / ".ci" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(f".ci/{name}.py")
 
 
 def test_every_package_has_one_floor_and_scikit_learn_is_among_the_pinned():

@@ -8,25 +8,20 @@ tested here.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "docs" / "figures" / "make_figures.py"
 
 
 @pytest.fixture(scope="module")
 def make_figures():
     pytest.importorskip("matplotlib", reason="the [plot] extra draws the figures")
-    spec = importlib.util.spec_from_file_location("make_figures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_figures"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/figures/make_figures.py")
 
 
 def test_the_budget_figure_is_drawn_and_its_page_quotes_its_counts(make_figures, tmp_path,

@@ -8,24 +8,16 @@ the checker accepts.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-check_site = _load(ROOT / ".ci" / "check_site.py", "check_site")
+check_site = load_script(".ci/check_site.py")
 
 PAGE = """<html><head><script>var s = ":func:`x` \\\\frac{a}{b}";</script></head><body>
 <article><h1>maximize</h1>
@@ -75,7 +67,7 @@ def test_the_command_refuses_an_empty_site(tmp_path: Path):
 
 def _converter():
     pytest.importorskip("griffe", reason="the [docs] extra's griffe")
-    return _load(ROOT / "docs" / "_ext" / "sphinx_roles.py", "sphinx_roles")
+    return load_script("docs/_ext/sphinx_roles.py")
 
 
 def test_the_converter_writes_roles_as_code_and_math_for_arithmatex():

@@ -3,27 +3,20 @@ a public call and counts the path up to it (the figures themselves are the bench
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dpsubmod
 from dpsubmod.functions import Modular
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "trace_privacy_path.py"
+from scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def tracer():
-    spec = importlib.util.spec_from_file_location("trace_privacy_path", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up by name
-    spec.loader.exec_module(mod)
-    yield mod
-    del sys.modules[spec.name]
+    yield load_script("benchmarks/trace_privacy_path.py")
+    del sys.modules["trace_privacy_path"]
 
 
 @pytest.mark.parametrize("case", ["private_greedy", "SubmodPFTAL"])

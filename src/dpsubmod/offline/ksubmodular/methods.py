@@ -122,7 +122,7 @@ def _greedy_run(f: KSubmodularFunction, constraint: Matroid, caller: str
 # non-private baselines
 # ---------------------------------------------------------------------------------------------
 @register("ks_greedy", private=False, kind="ksubmodular", constraints=("cardinality",),
-                      summary="Greedy of Ohsaka and Yoshida 2015 under a total size constraint")
+          summary="Greedy of Ohsaka and Yoshida 2015 under a total size constraint")
 def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """Greedy for monotone k-submodular maximization under a total size constraint
     (Ohsaka and Yoshida 2015, "Monotone k-submodular function maximization with size
@@ -161,7 +161,7 @@ def ks_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -
 
 
 @register("ks_matroid_greedy", private=False, kind="ksubmodular",
-                      summary="Greedy of Sakaue 2017 under any matroid")
+          summary="Greedy of Sakaue 2017 under any matroid")
 def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """Greedy for monotone k-submodular maximization under a matroid (Sakaue 2017, "On
     maximizing a monotone k-submodular function subject to a matroid constraint", Algorithm 1).
@@ -185,7 +185,7 @@ def ks_matroid_greedy(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike =
 
 
 @register("ks_random", private=False, kind="ksubmodular",
-                      summary="A random maximal feasible support with uniformly random labels")
+          summary="A random maximal feasible support with uniformly random labels")
 def ks_random(f: KSubmodularFunction, constraint: Any, *, rng: RNGLike = None) -> Result:
     """A random feasible labelling: items in uniformly random order, each kept if the support
     stays independent, each kept item given a uniformly random label.
@@ -253,9 +253,9 @@ def _ks_private(call: PrivateCall, *, composition: str, sensitivity: float | Non
 
 
 @register("ks_private", private=True, kind="ksubmodular",
-                      summary="Rafiey-Yoshida 2020 Algorithm 3: exponential mechanism over "
-                              "feasible (item, label) pairs",
-                      core=_ks_private, resolve=_resolve)
+          summary="Rafiey-Yoshida 2020 Algorithm 3: exponential mechanism over "
+                  "feasible (item, label) pairs",
+          core=_ks_private, resolve=_resolve)
 def ks_private(f: KSubmodularFunction, constraint: Any, *, epsilon: float, delta: float = 0.0,
                composition: str = "auto", sensitivity: float | None = None, backend: Any = None,
                budget: Any = None, rng: RNGLike = None) -> Result:
@@ -384,9 +384,9 @@ def _ks_private_sampled(call: PrivateCall, *, gamma: float, composition: str,
 
 
 @register("ks_private_sampled", private=True, kind="ksubmodular",
-                      summary="Rafiey-Yoshida 2020 Algorithm 4: Algorithm 3 over a random subset "
-                              "of items each step (1/2 guarantee for uniform matroids only)",
-                      core=_ks_private_sampled, resolve=_resolve)
+          summary="Rafiey-Yoshida 2020 Algorithm 4: Algorithm 3 over a random subset "
+                  "of items each step (1/2 guarantee for uniform matroids only)",
+          core=_ks_private_sampled, resolve=_resolve)
 def ks_private_sampled(f: KSubmodularFunction, constraint: Any, *, epsilon: float,
                        delta: float = 0.0, gamma: float = 0.1, composition: str = "auto",
                        sensitivity: float | None = None, on_empty: str = "fallback",
