@@ -30,11 +30,13 @@ from ..._validation import check_delta, check_int
 from ...constraints import Knapsack
 from ...errors import ValidationError
 from ...functions.base import FunctionState, SetFunction
+from ...offline._common import private_call
 from ...offline.guarantees import em_greedy_guarantee
-from ...offline.registry import constraint_kind, get_method, maximize
+from ...offline.registry import constraint_kind, get_method
 from ...privacy.calibration import exponential_mechanism_weight
 from ...privacy.events import PrivacyEvent
-from ...privacy.plan import PrivacyPlan
+from ...privacy.ledger import charge
+from ...privacy.plan import Allowance, PrivacyPlan
 from ...privacy.split import split_budget
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
@@ -115,6 +117,48 @@ class _EpochMeanState(FunctionState):
         new = super().copy()
         new.parts = [st.copy() for st in self.parts]
         return new
+
+
+class _EpochSelection:
+    """The mechanism of one epoch's selection: a run of the registered private ``method`` at
+    ``(epsilon, delta)`` on an epoch's mean, built from the learner's validated parameters.
+
+    Its privacy map is the ``(epsilon, delta)`` that the method states for one call. Its release
+    charges that event, then runs the method's core directly: the learner's constructor made
+    the checks :func:`~dpsubmod.offline.maximize` would make, once for every epoch.
+    """
+
+    def __init__(self, method: str, constraint: Any, epsilon: float, delta: float,
+                 backend: Any, rng: Any):
+        self._spec = get_method(method)
+        self._constraint = constraint
+        self._eps, self._dlt = epsilon, delta
+        self._backend, self._rng = backend, rng
+
+    def privacy_map(self) -> PrivacyEvent:
+        """The event of one selection (the method's whole call)."""
+        name = self._spec.name
+        return PrivacyEvent._trusted(
+            name, self._eps, self._dlt,
+            note=(f"one {name} selection per epoch after the first, each on the previous "
+                  "epoch's mean (sensitivity bound / epoch length); disjoint rounds"))
+
+    def release(self, mean: SetFunction, *, budget: Any) -> tuple[int, ...]:
+        """Charge :meth:`privacy_map`'s event to ``budget``, then select on ``mean``."""
+        spec, event = self._spec, self.privacy_map()
+        charge(budget, event, spec.name)
+        # The method charges its own plan to an allowance of exactly this one event, before
+        # its first draw: a method whose run would spend more than planned draws nothing.
+        call = private_call(spec.name, mean, self._constraint, epsilon=self._eps,
+                            delta=self._dlt, budget=Allowance((event,), spec.name),
+                            rng=self._rng, backend=self._backend)
+        if spec.core is None:  # a method without a core checks its arguments itself
+            res = spec.fn(mean, self._constraint, epsilon=self._eps, delta=self._dlt,
+                          budget=call.budget, rng=self._rng,
+                          **({} if self._backend is None else {"backend": self._backend}))
+        else:
+            res = spec.core(call, **spec.defaults)
+        return tuple(res.selection)
 
 
 class PrivateEpochGreedy(Learner):
@@ -332,17 +376,17 @@ class PrivateEpochGreedy(Learner):
     def _privacy_plan(self) -> PrivacyPlan:
         return self._memo_plan(self._build_plan)  # type: ignore[return-value]
 
+    def _selection(self, rng: Any) -> _EpochSelection:
+        """The mechanism of each epoch's selection, drawing from ``rng`` on numpy."""
+        kw = tree_backend(self.backend, rng)
+        return _EpochSelection(self.method, self._constraint, float(self.epsilon),
+                               float(self.delta), kw["backend"], kw["rng"])
+
     def _build_plan(self) -> PrivacyPlan:
-        lengths = self._lengths()
         eps, dlt = float(self.epsilon), float(self.delta)
-        uses = len(lengths) - 1
-        events = []
-        if uses:
-            events.append(PrivacyEvent(
-                self.method, eps, dlt, count=uses,
-                note=(f"one {self.method} selection per epoch after the first, each on the "
-                      "previous epoch's mean (sensitivity bound / epoch length); disjoint "
-                      "rounds")))
+        uses = len(self._lengths()) - 1
+        # One selection per epoch after the first (calibrated only, never drawn from here).
+        events = [self._selection(None).privacy_map()._times(uses)] if uses else []
         return run_plan(type(self).__name__, events, composition=PARALLEL_RULE,
                         guarantee=(eps if uses else 0.0, dlt if uses else 0.0),
                         neighbouring=NEIGHBOURING, backend=self.backend, rng=self.rng)
@@ -358,6 +402,7 @@ class PrivateEpochGreedy(Learner):
         self._buffer: list[SetFunction] = []
         self._previous: list[SetFunction] = []
         self._allowance = self._run_allowance()
+        self._selector = self._selection(self._select_rng)
         mask = np.zeros(int(self.n), dtype=bool)
         mask[self._constraint.random_maximal(rng=public_rng)] = True
         self._current = mask
@@ -381,14 +426,9 @@ class PrivateEpochGreedy(Learner):
         return float(self.bound) / L
 
     def _private_selection(self, functions: list[SetFunction]) -> np.ndarray:
-        kw = tree_backend(self.backend, self._select_rng)
-        options = {} if kw["backend"] is None else {"backend": kw["backend"]}
         mean = _EpochMean(functions, float(self.bound), self._mean_sensitivity(len(functions)))
-        res = maximize(mean, self._constraint,
-                       self.method, epsilon=float(self.epsilon), delta=float(self.delta),
-                       budget=self._allowance, rng=kw["rng"], **options)
         mask = np.zeros(int(self.n), dtype=bool)
-        mask[list(res.selection)] = True
+        mask[list(self._selector.release(mean, budget=self._allowance))] = True
         return mask
 
     def _update(self, f: SetFunction) -> None:  # type: ignore[override]
