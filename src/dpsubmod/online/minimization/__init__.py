@@ -2,8 +2,9 @@
 
 * :mod:`~dpsubmod.online.minimization.pftal`: :class:`SubmodPFTAL` (full information) and
   :mod:`~dpsubmod.online.minimization.bandit_pftal`: :class:`BanditSubmodPFTAL` (bandit),
-  private (Cardoso and Cummings 2018), with their regret bounds and tuned parameters in
-  :mod:`~dpsubmod.online.minimization.bounds`;
+  private (Cardoso and Cummings 2018), on the base, setting and calibrations they share in
+  :mod:`~dpsubmod.online.minimization.pftal_base`, with their regret bounds and tuned
+  parameters in :mod:`~dpsubmod.online.minimization.bounds`;
 * :mod:`~dpsubmod.online.minimization.hazan_kale`: :class:`HazanKale` and
   :class:`BanditHazanKale`, projected subgradient descent (Hazan and Kale 2012; not private);
 * :mod:`~dpsubmod.online.minimization.onepoint`: chains of a point of the cube, the exploration
@@ -21,7 +22,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import CALIBRATIONS
+from .pftal_base import CALIBRATIONS
 
 __all__ = [
     "CALIBRATIONS",

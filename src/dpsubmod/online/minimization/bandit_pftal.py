@@ -2,10 +2,15 @@ r"""Differentially private online submodular minimization with bandit feedback (
 Cummings 2018, Algorithm 2 "BanditSubmodPFTAL").
 
 The setting, the neighbouring relation and the calibrations are stated in
-:mod:`~dpsubmod.online.minimization.pftal` (shared with the full-information
+:mod:`~dpsubmod.online.minimization.pftal_base` (shared with the full-information
 :class:`~dpsubmod.online.SubmodPFTAL`); the one-point estimator in
 :mod:`~dpsubmod.online.minimization.onepoint`; the regret bound and the tuned ``gamma`` and ``H``
 in :mod:`~dpsubmod.online.minimization.bounds`.
+
+The learner keeps Theorem 9's :math:`H = M/(\sqrt n\, T^{1/4})` (read as intended from the
+printed :math:`O(M/\sqrt{n T^{1/4}})`) and :math:`\gamma = \min(1, n/T^{1/4})`, clipped with a
+warning when the theorem's value exceeds 1 (it needs :math:`T \ge n^4`); the bound minimisers are
+available as ``"tuned"`` but did no better (see the class docstring).
 
 References
 ----------
@@ -37,7 +42,7 @@ from .onepoint import (
     one_point_gradient,
     sample_index,
 )
-from .pftal import _SubmodBase
+from .pftal_base import _SubmodBase
 
 
 class BanditSubmodPFTAL(_SubmodBase):
