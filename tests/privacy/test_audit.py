@@ -30,7 +30,7 @@ from dpsubmod.privacy.audit import (
     hockey_stick,
     sequential_distribution,
 )
-from dpsubmod.privacy.continual import TreeAggregator
+from dpsubmod.privacy.tree_aggregator import TreeAggregator
 
 # Worst case for a non-monotone exponential mechanism with sensitivity 1: candidate 0 drops by
 # 1 while every other candidate rises by 1.

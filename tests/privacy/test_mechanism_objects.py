@@ -402,7 +402,7 @@ def test_one_import_address_per_public_name():
 
     homes: dict[str, list[str]] = {}
     for module in ("additive", "selection", "weights", "product", "mechanisms", "calibration",
-                   "continual"):
+                   "continual", "tree_aggregator"):
         mod = importlib.import_module(f"dpsubmod.privacy.{module}")
         for name in mod.__all__:
             homes.setdefault(name, []).append(module)
@@ -410,5 +410,5 @@ def test_one_import_address_per_public_name():
     mechanisms = importlib.import_module("dpsubmod.privacy.mechanisms")
     assert mechanisms.__all__ == ["Mechanism"] and not hasattr(mechanisms, "laplace")
     for name in ("Laplace", "ExponentialWeights", "ProductBaseExponential", "laplace",
-                 "exponential_mechanism", "gaussian_sigma_zcdp"):
+                 "exponential_mechanism", "gaussian_sigma_zcdp", "TreeAggregator"):
         assert getattr(face, name).__module__.rpartition(".")[2] in homes[name]

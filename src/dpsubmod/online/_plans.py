@@ -14,10 +14,10 @@ from typing import Any
 
 from ..errors import ParameterTypeError, ValidationError
 from ..privacy.backends import BACKENDS, NoiseBackend, choose_backend, resolve_backend
-from ..privacy.continual import TreeAggregator
 from ..privacy.events import PrivacyEvent
 from ..privacy.ledger import fmt
 from ..privacy.plan import PrivacyPlan, backend_name, is_simulation
+from ..privacy.tree_aggregator import TreeAggregator
 
 
 def run_plan(label: str, events: Iterable[PrivacyEvent], *, neighbouring: str,

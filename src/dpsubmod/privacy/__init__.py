@@ -16,7 +16,8 @@ release, composition and auditing.
   advance; :mod:`~dpsubmod.privacy.split`: :func:`split_budget`, the one way a call splits its
   budget over its steps;
 * :mod:`~dpsubmod.privacy.backends`: the seeded numpy backend (simulation) and the secure backend;
-* :mod:`~dpsubmod.privacy.continual`: tree aggregation (binary mechanism) for vector streams;
+* :mod:`~dpsubmod.privacy.tree_aggregator`: tree aggregation (binary mechanism) for vector
+  streams, calibrated in :mod:`~dpsubmod.privacy.continual`;
 * :mod:`~dpsubmod.privacy.checking` (an exact checker) and :mod:`~dpsubmod.privacy.audit` (a
   black-box auditor, :func:`~dpsubmod.privacy.audit.audit_mechanism`).
 
@@ -44,7 +45,7 @@ _WHERE = {
     "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
     "composition": ("COMPOSITIONS", "compose", "compose_epsilon",),
     "split": ("Split", "split_budget",),
-    "continual": ("TreeAggregator",),
+    "tree_aggregator": ("TreeAggregator",),
     "events": ("PrivacyEvent",),
     "filters": ("FILTERS",),
     "kov": ("advanced_composition", "basic_composition", "kov_composition",),

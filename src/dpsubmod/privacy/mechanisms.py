@@ -8,8 +8,8 @@ The mechanisms live one family per module: additive noise (:class:`~.additive.La
 :mod:`~dpsubmod.privacy.selection`; the batched draw of Hedge
 (:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
 mechanism over the bases of a product law (:class:`~.product.ProductBaseExponential`) in
-:mod:`~dpsubmod.privacy.product`; tree aggregation (:class:`~.continual.TreeAggregator`) in
-:mod:`~dpsubmod.privacy.continual`. Each family's free functions (``laplace``,
+:mod:`~dpsubmod.privacy.product`; tree aggregation (:class:`~.tree_aggregator.TreeAggregator`)
+in :mod:`~dpsubmod.privacy.tree_aggregator`. Each family's free functions (``laplace``,
 ``exponential_mechanism``, ...) are one-line conveniences over its objects, with the same
 signatures, errors and draws. Calibration helpers and privacy maps as functions are in
 :mod:`~dpsubmod.privacy.calibration`.

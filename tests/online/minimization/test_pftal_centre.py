@@ -12,7 +12,7 @@ from dpsubmod.errors import GroundSetMismatchError, ValidationError
 from dpsubmod.online import SubmodPFTAL, modular_path_stream, run
 from dpsubmod.online.comparators import hindsight_min
 from dpsubmod.online.minimization.bounds import best_submod_pftal_H, noise_scaled_H
-from dpsubmod.privacy.continual import TreeAggregator
+from dpsubmod.privacy.tree_aggregator import TreeAggregator
 
 SETS4 = [np.array(m, dtype=bool) for m in itertools.product([False, True], repeat=4)]
 

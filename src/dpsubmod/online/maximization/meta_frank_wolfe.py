@@ -63,9 +63,9 @@ from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
 from ...polytopes.projections import as_region, euclidean_projection
-from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
 from ...privacy.split import even_share
+from ...privacy.tree_aggregator import TreeAggregator
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..oco.ftrl import PrivateFTRL
 from ..oco.pftal import PFTAL

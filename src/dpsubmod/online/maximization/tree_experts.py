@@ -7,7 +7,7 @@ element to add to the choices of experts ``1..i-1``, and is fed the marginal gai
 :math:`g_t^i(a) = f_t(S_t^{i-1} + a) - f_t(S_t^{i-1})`, clipped to ``[0, 1]``. Instead of a
 Hedge whose every draw is charged as an exponential mechanism, each expert plays Hedge (the
 entropic FTRL on the simplex) over **noisy cumulative gains** released by one tree-aggregation
-counter (:class:`~dpsubmod.privacy.continual.TreeAggregator`) of dimension ``k n``:
+counter (:class:`~dpsubmod.privacy.tree_aggregator.TreeAggregator`) of dimension ``k n``:
 
 .. math::
 
@@ -75,8 +75,8 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_delta, check_int, check_real
 from ...errors import ValidationError
 from ...functions.base import SetFunction
-from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
+from ...privacy.tree_aggregator import TreeAggregator
 from .._checks import check_finite_epsilon
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import Learner

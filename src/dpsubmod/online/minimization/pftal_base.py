@@ -71,8 +71,8 @@ import numpy as np
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
-from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
+from ...privacy.tree_aggregator import TreeAggregator
 from .._checks import check_privacy_args, check_x1
 from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend
 from ..oco.pftal import PFTAL

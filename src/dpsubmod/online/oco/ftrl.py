@@ -9,7 +9,7 @@ Online linear optimization: at round ``t`` play :math:`x_t \in P`, then a loss v
     x_t = \arg\min_{x \in P}\; \eta\langle x, \tilde L_{t-1}\rangle + \sum_i x_i \ln x_i,
 
 where :math:`\tilde L_{t-1}` is a noisy prefix sum of the losses released by tree aggregation
-(the binary mechanism, :class:`~dpsubmod.privacy.continual.TreeAggregator`). The argmin is the
+(the binary mechanism, :class:`~dpsubmod.privacy.tree_aggregator.TreeAggregator`). The argmin is the
 generalized-KL projection of :math:`y = \exp(-1 - \eta\tilde L_{t-1})` onto ``P``
 (:func:`~dpsubmod.polytopes.kl_projection`), since :math:`\sum_i x_i\ln(x_i/y_i) - x_i` equals
 the objective up to a constant. Only the tree releases touch the data; the points are
@@ -50,9 +50,10 @@ from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthEr
 from ...polytopes.projections import Region, as_region, kl_projection
 from ...privacy._inputs import MAX_NOISE_SCALE
 from ...privacy.composition import check_composition, compose
-from ...privacy.continual import TreeAggregator, tree_levels
+from ...privacy.continual import tree_levels
 from ...privacy.plan import PrivacyPlan
 from ...privacy.split import even_share, split_budget
+from ...privacy.tree_aggregator import TreeAggregator
 from ...privacy.zcdp import rho_for_target
 from .._plans import check_backend, check_spend, learner_backend, run_plan, tree_backend, tree_event
 from ..protocol import OnlineBase

@@ -50,8 +50,8 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_finite, check_int, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
 from ...polytopes.projections import project_box
-from ...privacy.continual import TreeAggregator
 from ...privacy.plan import PrivacyPlan
+from ...privacy.tree_aggregator import TreeAggregator
 from .._checks import check_privacy_args, clip_norm
 from .._plans import check_backend, learner_backend, run_plan, tree_backend
 from ..protocol import OnlineBase
