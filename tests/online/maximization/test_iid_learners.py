@@ -16,6 +16,8 @@ from dpsubmod.errors import BudgetExceededError, DPSubmodError, SeedWarning
 from dpsubmod.experiments.problems import LEARNERS
 from dpsubmod.functions import Modular
 from dpsubmod.functions.base import SetFunction
+from dpsubmod.offline import registry
+from dpsubmod.offline.discrete.private_greedy import private_greedy
 from dpsubmod.online import (
     FunctionStream,
     PrivateEpochGreedy,
@@ -28,7 +30,8 @@ from dpsubmod.online.maximization.explore_then_commit import (
     etc_bound,
     halving_phases,
 )
-from dpsubmod.privacy import Budget
+from dpsubmod.privacy import Budget, PrivacyEvent
+from dpsubmod.privacy.plan import PlanExceededError
 
 N, K = 4, 2
 MEANS = np.array([0.9, 0.7, 0.5, 0.3])
@@ -95,6 +98,52 @@ def test_epoch_greedy_schedule_and_plan():
     assert learner.plan.events[0].count == 3 and learner.privacy.epsilon == 0.5
     # T within the first epoch: nothing depends on data, nothing is spent.
     assert PrivateEpochGreedy(N, 2, K, epsilon=0.5, first_epoch=2).privacy.epsilon == 0.0
+
+
+def test_epoch_greedy_plans_from_its_selection_mechanism():
+    learner = PrivateEpochGreedy(N, 20, K, epsilon=0.5, first_epoch=2, rng=0)
+    one = learner._selection(None).privacy_map()
+    assert (one.mechanism, one.epsilon, one.delta, one.count) == ("private_greedy", 0.5, 0.0, 1)
+    assert learner.plan.events == (one._times(3),)
+    # The statement is the one the hand-written event gave before the plan came from the map.
+    assert learner.plan.events[0] == PrivacyEvent(
+        "private_greedy", 0.5, 0.0, count=3,
+        note=("one private_greedy selection per epoch after the first, each on the previous "
+              "epoch's mean (sensitivity bound / epoch length); disjoint rounds"))
+    # Each selection charges the run's allowance exactly that map, before it draws.
+    _play(learner, iid_stream(20))
+    assert learner._allowance.events == (one,) * 3 and learner._allowance.unused == 0
+
+
+@pytest.fixture
+def register(monkeypatch):
+    """The registry's ``register``, on a copy of the registry that the test leaves behind."""
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry.register
+
+
+def test_epoch_greedy_runs_a_private_method_without_a_core(register):
+    @register("greedy_by_its_function", private=True, summary="private_greedy, no core")
+    def by_function(f, constraint, *, epsilon, delta=0.0, budget=None, rng=None, backend=None):
+        return private_greedy(f, constraint, epsilon=epsilon, delta=delta, budget=budget,
+                              rng=rng, backend=backend)
+
+    stream = iid_stream(60)
+    runs = [_play(PrivateEpochGreedy(N, 60, K, epsilon=1.0, method=m, rng=5), stream)
+            for m in ("greedy_by_its_function", "private_greedy")]
+    assert runs[0] == runs[1]
+
+
+def test_epoch_greedy_stops_a_method_that_spends_beyond_its_plan(register):
+    @register("greedy_at_twice_epsilon", private=True, summary="spends 2 epsilon")
+    def twice(f, constraint, *, epsilon, delta=0.0, budget=None, rng=None, backend=None):
+        return private_greedy(f, constraint, epsilon=2.0 * epsilon, delta=delta, budget=budget,
+                              rng=rng, backend=backend)
+
+    learner = PrivateEpochGreedy(N, 60, K, epsilon=1.0, method="greedy_at_twice_epsilon",
+                                 rng=5)
+    with pytest.raises(PlanExceededError, match="greedy_at_twice_epsilon"):
+        _play(learner, iid_stream(60))
 
 
 def test_etc_default_m_and_plan():
