@@ -220,15 +220,10 @@ DEFERRED = {
     ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
     ("privacy/zcdp.py", "scipy.optimize"): "zCDP conversion only",
     ("privacy/opendp_engine.py", "importlib.metadata"): "the OpenDP version, secure runs only",
-    # import cycles: the combinators and record builders subclass or build the families
+    # an import cycle: f + g and c * f build the combinators, which subclass SetFunction; the
+    # combinators cannot join base.py, since their cut forms need scipy.sparse (not on the
+    # select path)
     ("functions/base.py", "dpsubmod.functions.combinators"): "cycle",
-    ("functions/coverage.py", "dpsubmod.functions.records.families"): "cycle",
-    ("functions/facility_location.py", "dpsubmod.functions.records.families"): "cycle",
-    ("functions/feature_based.py", "dpsubmod.functions.records.families"): "cycle",
-    ("functions/records/objective.py", "dpsubmod.functions.records.build"): "cycle",
-    # the Dask module of the [distributed] extra
-    ("functions/records/__init__.py", "dpsubmod.functions.records.distributed"): "extra",
-    ("functions/records/build.py", "dpsubmod.functions.records.distributed"): "extra",
 }
 
 #: Loaders by name: package faces (PEP 562), the method registry, the task builders, the
