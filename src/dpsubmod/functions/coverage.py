@@ -12,6 +12,7 @@ from .._validation import check_indices, check_int
 from ..errors import ValidationError
 from ._inputs import as_matrix, as_weights
 from .base import DataModel, FunctionState, SetFunction
+from .records.families import coverage_from_chunks
 
 
 class Coverage(SetFunction):
@@ -182,8 +183,6 @@ class Coverage(SetFunction):
         way the row counts in ``N``. ``user_id``, ``max_rows_per_user`` and ``relation`` as in
         :meth:`FacilityLocation.from_chunks`.
         """
-        from .records.families import coverage_from_chunks
-
         return coverage_from_chunks(chunks, n_sets, invalid=invalid, user_id=user_id,
                                     max_rows_per_user=max_rows_per_user, relation=relation,
                                     chunk_rows=chunk_rows, n_jobs=n_jobs, scheduler=scheduler)

@@ -19,6 +19,7 @@ from ._inputs import (
 )
 from ._similarity import _check_fits, _make_kernel, _similarity_matrix
 from .base import DataModel, FunctionState, SetFunction
+from .records.families import facility_location_from_chunks
 from .records.points import RecordFacilityLocation, float32_scales
 
 
@@ -281,8 +282,6 @@ class FacilityLocation(SetFunction):
         -------
         RecordObjective
         """
-        from .records.families import facility_location_from_chunks
-
         return facility_location_from_chunks(
             chunks, candidates, similarity, bandwidth=bandwidth, radius=radius, bounds=bounds,
             invalid=invalid, user_id=user_id, max_rows_per_user=max_rows_per_user,

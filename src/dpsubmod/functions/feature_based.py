@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from ..errors import ParameterTypeError, ValidationError
 from ._inputs import as_matrix, as_weights, concat_ranges, row_chunks
 from .base import DataModel, FunctionState, SetFunction
+from .records.families import feature_based_from_chunks
 
 
 def _saturate(x: np.ndarray) -> np.ndarray:
@@ -124,8 +125,6 @@ class FeatureBased(SetFunction):
         one record move another's term. The built-in names are evaluated exactly,
         elementwise, and clipped the same way.
         """
-        from .records.families import feature_based_from_chunks
-
         return feature_based_from_chunks(chunks, n_items, _concave(concave),
                                          value_max=value_max, cap=cap,
                                          trusted=isinstance(concave, str), user_id=user_id,

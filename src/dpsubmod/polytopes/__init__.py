@@ -20,9 +20,8 @@ _WHERE = {
     "matroid": ("MatroidBasePolytope", "MatroidPolytope"),
     "oracles": ("as_polytope",),
     "submodular_base": ("SubmodularBasePolytope",),
-    "projections": (
-        "Region", "as_region", "euclidean_projection", "kl_projection", "project_box",
-    ),
+    "projections": ("euclidean_projection", "kl_projection", "project_box"),
+    "region": ("Region", "as_region"),
     "rounding": (
         "ConvexDecomposition", "knapsack_rounding", "round_point", "swap_rounding",
         "threshold_rounding",

@@ -19,7 +19,7 @@ from ..constraints.base import Matroid, set_mask
 from ..constraints.knapsack import Knapsack
 from ..errors import ParameterTypeError, ValidationError
 from .explicit import KnapsackPolytope
-from .projections import Region, as_region
+from .region import Region, as_region
 
 _WEIGHT_TOL = 1e-9
 

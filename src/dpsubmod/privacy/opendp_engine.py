@@ -59,16 +59,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from fractions import Fraction
+from importlib import metadata
 from typing import Any
 
 import numpy as np
 
-from .._lazy import lazy_module
 from ..errors import MissingDependencyError, PrivacyMapError
-
-# OpenDP's version is read once, when the engine is loaded: a process that never builds it
-# (the numpy backend, dpsubmod's own samplers) does not import the metadata reader.
-metadata = lazy_module("importlib.metadata")
 
 __all__ = ["OpenDPEngine", "load", "clear_cache", "check_map", "features", "FEATURES",
            "MIN_VERSION", "INSTALL", "SCALE_MARGIN"]

@@ -2,29 +2,25 @@
 
 Facility location, coverage and feature-based objectives built from records read in chunks
 (an array, an iterable of arrays, a callable or chunk source re-read on every pass, see
-:func:`dpsubmod.datasets.scan_records`) or partitioned on a Dask cluster (:func:`from_dask`).
-They hold O(N) per-record state and recompute the similarity blocks at each greedy step; the
-gains are exact sums of fixed-point per-record terms, so in-memory, chunked and distributed
-runs give the same selection at the same seed. Contribution bounding (``user_id=``,
-``max_rows_per_user=``) and the add/remove relation are in :mod:`.build`.
+:func:`dpsubmod.datasets.scan_records`) or partitioned on a Dask cluster (a Dask collection,
+with ``scheduler=``). They hold O(N) per-record state and recompute the similarity blocks at
+each greedy step; the gains are exact sums of fixed-point per-record terms, so in-memory,
+chunked and distributed runs give the same selection at the same seed. Contribution bounding
+(``user_id=``, ``max_rows_per_user=``) is in :mod:`.bounding`, the add/remove relation in
+:mod:`.build`.
 
 Build them with ``FacilityLocation.from_chunks``, ``Coverage.from_chunks`` and
 ``FeatureBased.from_chunks``; ``FacilityLocation.from_records`` builds a
 :class:`RecordFacilityLocation` over points in memory.
 """
 
-from .build import RELATIONS, FirstRows, build_record_objective
+from .bounding import FirstRows
+from .build import RELATIONS, build_record_objective
 from .kernels import UNIT_BITS, ConcaveKernel, CoverageKernel, DistanceKernel, GaussianKernel
 from .objective import RecordObjective
 from .points import RecordFacilityLocation
 
 __all__ = ["RecordObjective", "RecordFacilityLocation", "build_record_objective", "RELATIONS",
            "FirstRows", "UNIT_BITS", "GaussianKernel", "DistanceKernel", "CoverageKernel",
-           "ConcaveKernel", "from_dask"]
+           "ConcaveKernel"]
 
-
-def from_dask(*args, **kwargs):  # noqa: ANN002, ANN003 - re-exported lazily (needs dask)
-    """See :func:`dpsubmod.functions.records.distributed.from_dask`."""
-    from .distributed import from_dask as _from_dask
-
-    return _from_dask(*args, **kwargs)

@@ -18,70 +18,20 @@ Three neighbouring relations (the statement names the one used):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..._cells import null_ids, to_float
+from ..._cells import to_float
 from ...errors import ParameterTypeError, ValidationError
+from .bounding import FirstRows
+from .distributed import DaskBlocks, connect, dask_parts
 from .kernels import UNITS
 from .objective import LocalBlocks, RecordObjective, prepare
 
 RELATIONS = ("replace-one", "add-remove")
 DEFAULT_CHUNK_ROWS = 1 << 14
-
-
-class FirstRows:
-    """Keep the first ``m`` rows of every user, streaming over chunks in source order."""
-
-    def __init__(self, m: int):
-        self.m = int(m)
-        self.ids = np.zeros(0)
-        self.counts = np.zeros(0, dtype=np.int64)
-
-    def prior(self, u: np.ndarray) -> np.ndarray:
-        """Rows seen so far of each user in ``u`` (sorted unique ids)."""
-        if self.ids.size == 0:
-            return np.zeros(u.size, dtype=np.int64)
-        pos = np.minimum(np.searchsorted(self.ids, u), self.ids.size - 1)
-        return np.where(self.ids[pos] == u, self.counts[pos], 0)
-
-    def keep(self, ids: np.ndarray, what: str) -> np.ndarray:
-        """Which rows count: a person's first ``m`` rows; a row without an id never (it is
-        dropped by the declared rule, which looks at that row alone)."""
-        ids = np.asarray(ids)
-        null = null_ids(ids)
-        if null.any():
-            out = np.zeros(ids.shape[0], dtype=bool)
-            if (~null).any():
-                out[~null] = self.keep(ids[~null], what)
-            return out
-        if ids.dtype == object:
-            ids = ids.astype(str)
-        u, inv = np.unique(ids, return_inverse=True)
-        inv = inv.ravel()
-        order = np.argsort(inv, kind="stable")
-        cnt = np.bincount(inv, minlength=u.size)
-        starts = np.repeat(np.cumsum(cnt) - cnt, cnt)
-        rank = np.empty(inv.size, dtype=np.int64)
-        rank[order] = np.arange(inv.size) - starts
-        if self.ids.size:
-            if self.ids.dtype.kind != u.dtype.kind:
-                raise ValidationError(f"The user column ({what}) changes type between chunks "
-                                      f"({self.ids.dtype} then {u.dtype}); give one type.")
-            pos = np.searchsorted(self.ids, u)
-            posc = np.minimum(pos, self.ids.size - 1)
-            found = self.ids[posc] == u
-            prior = np.where(found, self.counts[posc], 0)
-            self.counts[posc[found]] += cnt[found]
-            merged = np.concatenate([self.ids, u[~found]])
-            counts = np.concatenate([self.counts, cnt[~found]])
-            o = np.argsort(merged, kind="stable")
-            self.ids, self.counts = merged[o], counts[o]
-        else:
-            prior = np.zeros(u.size, dtype=np.int64)
-            self.ids, self.counts = u, cnt.astype(np.int64)
-        return prior[inv] + rank < self.m
 
 
 def _chunk_iter(chunks: Any, chunk_rows: int) -> tuple[Callable[[], Iterator[Any]], bool]:
@@ -252,15 +202,14 @@ def build_record_objective(kernel: Any, chunks: Any, *, width: int,
                             n_jobs)
     f = _objective(kernel, local, n_rows, m if by_user else None, relation)
     if not rereadable and not by_user:
-        f._rebuild = (blocks, clean, relation, n_jobs)
+        f._rebuild = partial(neighbour_of, blocks=blocks, clean=clean, relation=relation,
+                             n_jobs=n_jobs)
     return f
 
 
 def _distributed(kernel: Any, chunks: Any, *, width: int, clean: Callable, user_id: Any,
                  m: int | None, relation: str, chunk_rows: int, scheduler: Any,
                  retries: int) -> RecordObjective:
-    from .distributed import DaskBlocks, connect, dask_parts
-
     if (user_id is None) != (m is None):
         raise ValidationError("user_id= and max_rows_per_user= go together: which rows belong "
                               "to one person, and how many of them count.")
@@ -317,10 +266,11 @@ def _objective(kernel: Any, blocks: Any, n_rows: int, m: int | None, relation: s
 
 
 def neighbour_of(f: RecordObjective, gen: np.random.Generator, index: int | None,
-                 record: Any) -> RecordObjective:
+                 record: Any, *, blocks: list[np.ndarray], clean: Callable, relation: str,
+                 n_jobs: int | None) -> RecordObjective:
     """``f`` with one row replaced (replace-one) or removed (add-remove); see
-    :meth:`RecordObjective.neighbour`."""
-    blocks, clean, relation, n_jobs = f._rebuild
+    :meth:`RecordObjective.neighbour`. The build binds the keyword arguments (the rows in
+    memory and their rules) and hands the objective this function as its ``_rebuild``."""
     sizes = [b.shape[0] for b in blocks]
     total = sum(sizes)
     if total == 0:
@@ -345,5 +295,6 @@ def neighbour_of(f: RecordObjective, gen: np.random.Generator, index: int | None
     new = [prepare(f.kernel, x) for x in new]
     local = LocalBlocks(lambda: iter(new), len(new), [x.shape[0] for x in new], n_jobs)
     g = _objective(f.kernel, local, n_rows, None, relation)
-    g._rebuild = (new, clean, relation, n_jobs)
+    g._rebuild = partial(neighbour_of, blocks=new, clean=clean, relation=relation,
+                         n_jobs=n_jobs)
     return g

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._cells import to_float
 from ...errors import DPSubmodError, MissingDependencyError, ValidationError
-from .build import FirstRows
+from .bounding import FirstRows
 from .objective import block_add, block_gains, block_value, init_state, prepare
 
 

@@ -183,8 +183,8 @@ class RecordObjective(SetFunction):
     ``f(S) = weight * sum_i t_i(S)``, where ``t_i`` is record ``i``'s fixed-point term (in
     units of ``s_max / 2**24``) and ``weight = s_max / (2**24 N)`` for the replace-one-row
     average or ``s_max / 2**24`` for a sum. Build it with ``FacilityLocation.from_chunks``,
-    ``Coverage.from_chunks`` or ``FeatureBased.from_chunks``, or on Dask with
-    :func:`dpsubmod.functions.records.from_dask`.
+    ``Coverage.from_chunks`` or ``FeatureBased.from_chunks`` (a Dask collection, with
+    ``scheduler=``, partitions the records on a cluster).
 
     Attributes
     ----------
@@ -211,7 +211,8 @@ class RecordObjective(SetFunction):
         self.neighbouring = neighbouring
         self.progress: Callable[[], None] | None = None
         self._last: tuple[bytes, float] | None = None
-        self._rebuild: tuple | None = None
+        # set by the in-memory build: makes a neighbour from the rows it holds
+        self._rebuild: Callable[..., RecordObjective] | None = None
         self.submodular = not isinstance(kernel, ConcaveKernel)
         if neighbouring.startswith("replace one row by any"):
             # the average over a public N of terms in [0, s_max]
@@ -226,9 +227,7 @@ class RecordObjective(SetFunction):
         """
         if self._rebuild is None:
             return super().neighbour(rng)
-        from .build import neighbour_of  # build imports this module: a cycle
-
-        return neighbour_of(self, as_generator(rng), index, record)
+        return self._rebuild(self, as_generator(rng), index, record)
 
     def _tick(self) -> None:
         if self.progress is not None:

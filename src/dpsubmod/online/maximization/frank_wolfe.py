@@ -25,7 +25,7 @@ from ...errors import ValidationError
 from ...extensions._closed_forms import closed_gradients, has_closed_form
 from ...extensions.multilinear import multilinear_gradients, multilinear_value
 from ...functions.base import SetFunction
-from ...polytopes.projections import Region, as_region
+from ...polytopes.region import Region, as_region
 from ...polytopes.rounding import round_point
 from ..protocol import Learner
 from .fw_bounds import frank_wolfe_bias

@@ -62,7 +62,8 @@ from ..._guarantee import RegretGuarantee
 from ..._rng import RNGLike
 from ..._validation import check_real, is_noise_off
 from ...errors import ValidationError
-from ...polytopes.projections import as_region, euclidean_projection
+from ...polytopes.projections import euclidean_projection
+from ...polytopes.region import as_region
 from ...privacy.plan import PrivacyPlan
 from ...privacy.split import even_share
 from ...privacy.tree_aggregator import TreeAggregator

@@ -47,7 +47,8 @@ import numpy as np
 from ..._rng import RNGLike, as_generator
 from ..._validation import check_finite, check_int, check_real, is_noise_off
 from ...errors import GroundSetMismatchError, ParameterTypeError, StreamLengthError, ValidationError
-from ...polytopes.projections import Region, as_region, kl_projection
+from ...polytopes.projections import kl_projection
+from ...polytopes.region import Region, as_region
 from ...privacy._inputs import MAX_NOISE_SCALE
 from ...privacy.composition import check_composition, compose
 from ...privacy.continual import tree_levels
