@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -32,6 +33,7 @@ from dpsubmod.online.maximization.explore_then_commit import (
 )
 from dpsubmod.privacy import Budget, PrivacyEvent
 from dpsubmod.privacy.plan import PlanExceededError
+from scripts import load_script
 
 N, K = 4, 2
 MEANS = np.array([0.9, 0.7, 0.5, 0.3])
@@ -113,6 +115,21 @@ def test_epoch_greedy_plans_from_its_selection_mechanism():
     # Each selection charges the run's allowance exactly that map, before it draws.
     _play(learner, iid_stream(20))
     assert learner._allowance.events == (one,) * 3 and learner._allowance.unused == 0
+
+
+def test_epoch_greedy_validates_epsilon_at_most_twice():
+    """Once in the constructor, once where the selection's exponential mechanism is built: each
+    selection runs its method below ``maximize``'s checks, from the checked values."""
+    tracer = load_script("benchmarks/trace_privacy_path.py")
+    try:
+        def call():
+            _play(PrivateEpochGreedy(N, 8, K, epsilon=1.0, rng=0), iid_stream(8))
+
+        t = tracer.trace(call)
+    finally:
+        del sys.modules["trace_privacy_path"]
+    assert t.first_draw is not None and "online/maximization/epoch_greedy.py" in t.files
+    assert t.epsilon_validations <= 2, t.epsilon_checks
 
 
 @pytest.fixture
