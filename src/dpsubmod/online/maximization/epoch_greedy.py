@@ -149,15 +149,15 @@ class _EpochSelection:
         charge(budget, event, spec.name)
         # The method charges its own plan to an allowance of exactly this one event, before
         # its first draw: a method whose run would spend more than planned draws nothing.
-        call = private_call(spec.name, mean, self._constraint, epsilon=self._eps,
-                            delta=self._dlt, budget=Allowance((event,), spec.name),
-                            rng=self._rng, backend=self._backend)
+        planned = Allowance((event,), spec.name)
         if spec.core is None:  # a method without a core checks its arguments itself
             res = spec.fn(mean, self._constraint, epsilon=self._eps, delta=self._dlt,
-                          budget=call.budget, rng=self._rng,
+                          budget=planned, rng=self._rng,
                           **({} if self._backend is None else {"backend": self._backend}))
         else:
-            res = spec.core(call, **spec.defaults)
+            res = spec.core(private_call(spec.name, mean, self._constraint, epsilon=self._eps,
+                                         delta=self._dlt, budget=planned, rng=self._rng,
+                                         backend=self._backend), **spec.defaults)
         return tuple(res.selection)
 
 
