@@ -60,3 +60,32 @@ def test_submod_pftal_validates_epsilon_at_most_twice(tracer):
     t = tracer.trace(tracer.CASES["SubmodPFTAL"](3, 3))
     assert t.first_draw is not None
     assert t.epsilon_validations <= 2, t.epsilon_checks
+
+
+def test_the_command_line_validates_epsilon_at_its_entry_and_where_the_mechanism_is_built(
+        tracer):
+    """``dpsubmod select`` checks ``--epsilon`` once, then passes the checked value down
+    (``private_select`` and ``maximize`` do not check it again); the step's mechanism is
+    built from it."""
+    t = tracer.trace(tracer.CASES["dpsubmod select"](60, 3, 2))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "cli/select.py" in sites
+    assert "offline/registry.py" not in sites and "tasks/" not in sites
+
+
+def test_private_select_validates_epsilon_at_its_entry_only(tracer):
+    """Called by a user, :func:`dpsubmod.tasks.private_select` is the public entry: it checks
+    ``epsilon`` and ``maximize`` below it does not."""
+    from dpsubmod.tasks import build_constraint, build_task, private_select
+
+    rng = np.random.default_rng(0)
+    task = build_task("facility-location", {"x": rng.random(60), "y": rng.random(60)},
+                      grid=(3, 3), bounds={"x": (0, 1), "y": (0, 1)})
+    spec = build_constraint(task, k=2)
+    t = tracer.trace(lambda: private_select(task, spec, epsilon=1.0, backend="numpy", rng=0))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "tasks/release.py" in sites and "offline/registry.py" not in sites
