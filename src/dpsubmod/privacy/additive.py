@@ -17,6 +17,7 @@ from ..errors import ValidationError
 from ._inputs import (
     _div_down,
     _div_up,
+    _epsilon,
     _noise_parameter,
     _note,
     _positive,
@@ -232,7 +233,7 @@ class Gaussian(_Additive):
                     f"{caller} needs a target budget: epsilon and delta together (delta > 0), "
                     "or rho."
                 )
-            eps = self._own_epsilon(epsilon)
+            eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, caller)
             dlt = _gaussian_delta_param(delta, caller)
         self._dim = _dim(dim, caller)
         be = self._backend = resolve_backend(backend, rng)

@@ -133,7 +133,8 @@ class Mechanism(ABC):
     @classmethod
     def _trusted(cls, caller: str, **params: Any) -> Mechanism:
         """The mechanism of ``caller``'s run whose ``epsilon`` is a share of one that
-        ``caller``'s public entry validated, so it is not checked again (the pattern of
+        ``caller``'s public entry validated, so its constructor does not check it again
+        (``_epsilon_checked``; the pattern of
         :meth:`PrivacyEvent._trusted <dpsubmod.privacy.events.PrivacyEvent._trusted>`).
 
         The caller vouches that the share is finite and > 0 (a share that underflows to 0 is
@@ -146,10 +147,6 @@ class Mechanism(ABC):
         obj.__init__(**params)  # type: ignore[misc]
         return obj
 
-    def _own_epsilon(self, epsilon: object) -> float:
-        """``epsilon`` checked under the caller's name (as given when built by :meth:`_trusted`)."""
-        return float(epsilon) if self._epsilon_checked else _epsilon(epsilon, self._caller)
-
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._caller = cls.__name__  # the name its errors give; a free function sets its own
@@ -158,7 +155,7 @@ class Mechanism(ABC):
                   rng: RNGLike) -> None:
         """The shared part of a constructor: ``epsilon`` and ``sensitivity`` checked under the
         caller's name, the backend resolved once."""
-        self._eps = self._own_epsilon(epsilon)
+        self._eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, self._caller)
         self._sens = _sensitivity(sensitivity, self._caller)
         self._backend = resolve_backend(backend, rng)  # type: ignore[arg-type]
 

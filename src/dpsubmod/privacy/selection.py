@@ -19,6 +19,7 @@ from ._inputs import (
     _clip_range,
     _div_down,
     _div_up,
+    _epsilon,
     _mul_up,
     _noise_parameter,
     _note,
@@ -60,7 +61,7 @@ class _Selection(PreparedMechanism):
                rng: RNGLike) -> float:
         """Validate, resolve the backend; returns ``c`` times the effective sensitivity."""
         caller = self._caller
-        self._eps = self._own_epsilon(epsilon)
+        self._eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, caller)
         self._sens, self._kind, self._c = _selection_sensitivity(sensitivity, monotonic,
                                                                  range_sensitivity, caller)
         self._mono = bool(monotonic)
