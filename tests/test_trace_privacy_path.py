@@ -89,3 +89,17 @@ def test_private_select_validates_epsilon_at_its_entry_only(tracer):
     assert t.epsilon_validations <= 2, t.epsilon_checks
     sites = " ".join(t.epsilon_checks)
     assert "tasks/release.py" in sites and "offline/registry.py" not in sites
+
+
+def test_an_estimators_fit_validates_epsilon_where_it_checks_its_parameters(tracer):
+    """A scikit-learn selector checks ``epsilon`` with its other parameters before reading the
+    data; the selection below it does not check it again."""
+    from dpsubmod.estimators import PrivateFacilityLocationSelector
+
+    X = np.random.default_rng(0).random((60, 2))
+    t = tracer.trace(lambda: PrivateFacilityLocationSelector(
+        2, grid=3, bounds=(0, 1), epsilon=1.0, random_state=0).fit(X))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "estimators/" in sites and "tasks/" not in sites and "offline/" not in sites
