@@ -227,8 +227,8 @@ def submod_pftal_call(n: int = 4, T: int = 5) -> Callable[[], Any]:
 def select_call(n_records: int = 200, grid: int = 4, k: int = 3,
                 method: str = "private_greedy") -> Callable[[], Any]:
     """``dpsubmod select riders.csv --task facility-location --grid GxG --bounds x=0,1
-    --bounds y=0,1 --k K --epsilon 1 --seed 0`` (the command line's private selection, a
-    seeded simulation) on a file of random records, its output discarded."""
+    --bounds y=0,1 --k K --epsilon 1 --seed 0 --method METHOD`` (the command line's private
+    selection, a seeded simulation) on a file of random records, its output discarded."""
     folder = tempfile.TemporaryDirectory()  # removed when the call is collected
     data = Path(folder.name) / "riders.csv"
     rows = np.random.default_rng(2).random((n_records, 2)).tolist()

@@ -62,12 +62,13 @@ def test_submod_pftal_validates_epsilon_at_most_twice(tracer):
     assert t.epsilon_validations <= 2, t.epsilon_checks
 
 
-def test_the_command_line_validates_epsilon_at_its_entry_and_where_the_mechanism_is_built(
-        tracer):
+@pytest.mark.parametrize("method", ["private_greedy", "dpcg_curvature"])
+def test_the_command_line_validates_epsilon_at_its_entry_and_at_most_once_below_it(
+        tracer, method):
     """``dpsubmod select`` checks ``--epsilon`` once, then passes the checked value down
-    (``private_select`` and ``maximize`` do not check it again); the step's mechanism is
-    built from it."""
-    t = tracer.trace(tracer.CASES["dpsubmod select"](60, 3, 2))
+    (``private_select`` and ``maximize`` do not check it again); a greedy step's mechanism
+    checks its epsilon when built."""
+    t = tracer.trace(tracer.CASES["dpsubmod select"](60, 3, 2, method))
     assert t.first_draw is not None
     assert t.epsilon_validations <= 2, t.epsilon_checks
     sites = " ".join(t.epsilon_checks)
