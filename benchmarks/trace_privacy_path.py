@@ -15,15 +15,19 @@ Everything up to and including the first draw counts; the call then runs to its 
 One untraced run comes first, so that one-time imports are not counted.
 
 Run ``python benchmarks/trace_privacy_path.py`` (``--by-file`` lists the files and the epsilon
-checks by call site).
+checks by call site; ``--methods`` adds every registered private offline method through
+``maximize``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dis
 import inspect
+import io
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +39,7 @@ import numpy as np
 
 import dpsubmod
 from dpsubmod import Budget
+from dpsubmod.cli import main as command
 from dpsubmod.functions import FacilityLocation, Modular
 from dpsubmod.online import SubmodPFTAL, run
 from dpsubmod.privacy.backends import NoiseBackend
@@ -191,7 +196,7 @@ def trace(call: Callable[[], Any], *, warm: bool = True) -> PathTrace:
 
 
 # ------------------------------------------------------------------------------------------------
-# the two paths of the issue
+# the paths of the issue
 
 
 def private_greedy_call(n_records: int = 200, n_sites: int = 20, k: int = 5) -> Callable[[], Any]:
@@ -219,9 +224,33 @@ def submod_pftal_call(n: int = 4, T: int = 5) -> Callable[[], Any]:
     return call
 
 
+def select_call(n_records: int = 200, grid: int = 4, k: int = 3,
+                method: str = "private_greedy") -> Callable[[], Any]:
+    """``dpsubmod select riders.csv --task facility-location --grid GxG --bounds x=0,1
+    --bounds y=0,1 --k K --epsilon 1 --seed 0 --method METHOD`` (the command line's private
+    selection, a seeded simulation) on a file of random records, its output discarded."""
+    folder = tempfile.TemporaryDirectory()  # removed when the call is collected
+    data = Path(folder.name) / "riders.csv"
+    rows = np.random.default_rng(2).random((n_records, 2)).tolist()
+    data.write_text("x,y\n" + "".join(f"{x!r},{y!r}\n" for x, y in rows))
+    argv = ["select", str(data), "--task", "facility-location", "--grid", f"{grid}x{grid}",
+            "--bounds", "x=0,1", "--bounds", "y=0,1", "--k", str(k), "--epsilon", "1",
+            "--seed", "0", "--method", method]
+
+    def call() -> Any:
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = command(argv)
+        if status != 0:
+            raise RuntimeError(f"dpsubmod {' '.join(argv)} exited with status {status}")
+        return folder
+
+    return call
+
+
 CASES = {
     "private_greedy": private_greedy_call,
     "SubmodPFTAL": submod_pftal_call,
+    "dpsubmod select": select_call,
 }
 
 

@@ -60,3 +60,47 @@ def test_submod_pftal_validates_epsilon_at_most_twice(tracer):
     t = tracer.trace(tracer.CASES["SubmodPFTAL"](3, 3))
     assert t.first_draw is not None
     assert t.epsilon_validations <= 2, t.epsilon_checks
+
+
+@pytest.mark.parametrize("method", ["private_greedy", "dpcg_curvature"])
+def test_the_command_line_validates_epsilon_at_its_entry_and_at_most_once_below_it(
+        tracer, method):
+    """``dpsubmod select`` checks ``--epsilon`` once, then passes the checked value down
+    (``private_select`` and ``maximize`` do not check it again); a greedy step's mechanism
+    checks its epsilon when built."""
+    t = tracer.trace(tracer.CASES["dpsubmod select"](60, 3, 2, method))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "cli/select.py" in sites
+    assert "offline/registry.py" not in sites and "tasks/" not in sites
+
+
+def test_private_select_validates_epsilon_at_its_entry_only(tracer):
+    """Called by a user, :func:`dpsubmod.tasks.private_select` is the public entry: it checks
+    ``epsilon`` and ``maximize`` below it does not."""
+    from dpsubmod.tasks import build_constraint, build_task, private_select
+
+    rng = np.random.default_rng(0)
+    task = build_task("facility-location", {"x": rng.random(60), "y": rng.random(60)},
+                      grid=(3, 3), bounds={"x": (0, 1), "y": (0, 1)})
+    spec = build_constraint(task, k=2)
+    t = tracer.trace(lambda: private_select(task, spec, epsilon=1.0, backend="numpy", rng=0))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "tasks/release.py" in sites and "offline/registry.py" not in sites
+
+
+def test_an_estimators_fit_validates_epsilon_where_it_checks_its_parameters(tracer):
+    """A scikit-learn selector checks ``epsilon`` with its other parameters before reading the
+    data; the selection below it does not check it again."""
+    from dpsubmod.estimators import PrivateFacilityLocationSelector
+
+    X = np.random.default_rng(0).random((60, 2))
+    t = tracer.trace(lambda: PrivateFacilityLocationSelector(
+        2, grid=3, bounds=(0, 1), epsilon=1.0, random_state=0).fit(X))
+    assert t.first_draw is not None
+    assert t.epsilon_validations <= 2, t.epsilon_checks
+    sites = " ".join(t.epsilon_checks)
+    assert "estimators/" in sites and "tasks/" not in sites and "offline/" not in sites

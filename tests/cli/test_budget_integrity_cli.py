@@ -268,18 +268,18 @@ def test_a_full_disk_under_out_is_found_before_the_charge(tiny_disk, tmp_path, r
 def test_a_disk_that_fills_after_the_charge_says_the_budget_wascharged(
         tiny_disk, tmp_path, rides, capsys, monkeypatch):
     import dpsubmod.cli.select as sel
-    import dpsubmod.tasks as tasks
+    import dpsubmod.tasks.release as release
 
     budget = tmp_path / "b.json"
     assert run(capsys, "budget", "new", budget, "--dataset", "rides", "--epsilon", "2")[0] == 0
-    real = tasks.private_select
+    real = release._checked_select  # the selection the command runs
 
     def then_fill(*a, **k):  # another program fills the disk while the selection runs
         rel = real(*a, **k)
         _fill(tiny_disk)
         return rel
 
-    monkeypatch.setattr(tasks, "private_select", then_fill)
+    monkeypatch.setattr(release, "_checked_select", then_fill)
     # with the space reserved before the charge, the release is still written
     code, out, err = select(capsys, rides, budget, "0.5", "--out", tiny_disk / "r.json")
     assert code == 0, err

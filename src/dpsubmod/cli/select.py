@@ -176,7 +176,8 @@ def _choose_backend(args: argparse.Namespace, spec: Any) -> str:
 
 def _select(args: argparse.Namespace) -> int:
     from ..privacy.backends import backend_chosen
-    from ..tasks import build_constraint, build_task, private_select
+    from ..tasks import build_constraint, build_task
+    from ..tasks.release import _checked_select
 
     # -- everything is validated before any record is read or any noise is drawn ----------------
     if args.task is None:
@@ -245,8 +246,10 @@ def _select(args: argparse.Namespace) -> int:
     pending = _outputs(diag, out)
     try:
         with _progress(task, spec) as bar, backend_chosen():
-            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                                 backend=backend, budget=budget, rng=args.seed)
+            # --epsilon and --delta were validated above: not checked again below
+            rel = _checked_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                  backend=backend, budget=budget, rng=args.seed, options=None,
+                                  caller=_CALLER)
             bar.close()
     except BaseException:
         _discard(pending)

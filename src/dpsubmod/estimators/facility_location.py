@@ -15,7 +15,8 @@ from .._log import verbose
 from .._version import __version__
 from ..errors import ParameterTypeError, ValidationError
 from ..privacy.backends import backend_chosen
-from ..tasks import build_constraint, build_task, private_select
+from ..tasks import build_constraint, build_task
+from ..tasks.release import _checked_select
 from ._base import (
     PrivateSelectorMixin,
     as_float,
@@ -249,8 +250,10 @@ class PrivateFacilityLocationSelector(PrivateSelectorMixin, OneToOneFeatureMixin
                         "candidates", caller)
         spec = build_constraint(task, k=k, k_name="n_candidates_to_select")
         with backend_chosen():  # chosen by _release_params, warned there
-            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                                 backend=backend, budget=budget, rng=rng)
+            # epsilon and delta were checked by _release_params: not again below it
+            rel = _checked_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                  backend=backend, budget=budget, rng=rng, options=None,
+                                  caller=caller)
         ranking = np.asarray(rel.selection, dtype=np.intp)
         self.ranking_ = ranking
         self.exemplars_ = C[ranking]

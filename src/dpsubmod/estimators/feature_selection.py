@@ -14,8 +14,9 @@ from .._log import verbose
 from .._version import __version__
 from ..errors import ValidationError
 from ..privacy.backends import backend_chosen
-from ..tasks import MISSING, build_constraint, build_task, private_select
+from ..tasks import MISSING, build_constraint, build_task
 from ..tasks.feature_selection import typed_integer_columns
+from ..tasks.release import _checked_select
 from ._base import (
     PrivateSelectorMixin,
     as_float,
@@ -237,8 +238,10 @@ class PrivateFeatureSelector(PrivateSelectorMixin, SelectorMixin, BaseEstimator)
                           label_thresholds=self.label_thresholds)
         spec = build_constraint(task, k=k, k_name="n_features_to_select")
         with backend_chosen():  # chosen by _release_params, warned there
-            rel = private_select(task, spec, epsilon=eps, delta=delta, method=method,
-                                 backend=backend, budget=budget, rng=rng)
+            # epsilon and delta were checked by _release_params: not again below it
+            rel = _checked_select(task, spec, epsilon=eps, delta=delta, method=method,
+                                  backend=backend, budget=budget, rng=rng, options=None,
+                                  caller=caller)
         ranking = np.asarray(rel.selection, dtype=np.intp)
         support = np.zeros(len(names), dtype=bool)
         support[ranking] = True

@@ -241,7 +241,11 @@ def _steps(constraint: Any) -> int | None:
 
 def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
               epsilon: float | None, delta: float, budget: Any, rng: RNGLike,
-              options: dict[str, Any], progress: object = False) -> Result:
+              options: dict[str, Any], progress: object = False, *,
+              checked: bool = False) -> Result:
+    """The dispatch of :func:`maximize` and :func:`maximize_ksubmodular` (``checked``: the
+    caller's own public entry validated ``epsilon`` and ``delta``, see
+    :func:`_maximize_checked`)."""
     show = bool(check_progress(progress, caller))
     if not isinstance(method, str):
         raise ValidationError(f"The 'method' parameter of {caller} must be a method name (str); "
@@ -264,8 +268,9 @@ def _dispatch(kind: str, caller: str, f: Any, constraint: Any, method: str,
                 f"Method {method!r} is private and needs its share of the budget: pass epsilon= "
                 "(and delta= for approximate DP), and budget= to charge the data set's budget."
             )
-        epsilon = check_epsilon(epsilon, caller=caller)
-        delta = check_delta(delta, caller=caller)
+        if not checked:
+            epsilon = check_epsilon(epsilon, caller=caller)
+            delta = check_delta(delta, caller=caller)
         if "backend" in spec.options:
             options["backend"] = choose_backend(options.get("backend"), rng, caller=caller,
                                                 supported=spec.backends, stacklevel=4)
@@ -337,6 +342,16 @@ def maximize(f: Any, constraint: Any, method: str = "greedy", *, epsilon: float 
     """
     return _dispatch("set", "maximize", f, constraint, method, epsilon, delta, budget, rng,
                      options, progress)
+
+
+def _maximize_checked(f: Any, constraint: Any, method: str, *, epsilon: float, delta: float,
+                      budget: Any, rng: RNGLike, caller: str, **options: Any) -> Result:
+    """:func:`maximize` with a private ``method``, called below another public entry (such as
+    :func:`dpsubmod.tasks.private_select` or the command line) that validated ``epsilon`` and
+    ``delta`` itself: they are not checked again. Everything else is checked as by
+    :func:`maximize`, whose refusals name ``caller``."""
+    return _dispatch("set", caller, f, constraint, method, epsilon, delta, budget, rng,
+                     options, checked=True)
 
 
 def maximize_ksubmodular(f: Any, constraint: Any, method: str = "ks_greedy", *,

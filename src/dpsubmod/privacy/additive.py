@@ -233,7 +233,7 @@ class Gaussian(_Additive):
                     f"{caller} needs a target budget: epsilon and delta together (delta > 0), "
                     "or rho."
                 )
-            eps = _epsilon(epsilon, caller)
+            eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, caller)
             dlt = _gaussian_delta_param(delta, caller)
         self._dim = _dim(dim, caller)
         be = self._backend = resolve_backend(backend, rng)

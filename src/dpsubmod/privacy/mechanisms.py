@@ -119,11 +119,31 @@ class Mechanism(ABC):
     _kind: str = "linf"
     _dim: int = 1
 
+    #: Set by :meth:`_trusted`: ``epsilon`` is a share of one that a public entry validated.
+    _epsilon_checked: bool = False
+
     @classmethod
     def _named(cls, caller: str, **params: Any) -> Mechanism:
         """The mechanism built for the free function ``caller``, whose name its errors give."""
         obj = cls.__new__(cls)
         obj._caller = caller
+        obj.__init__(**params)  # type: ignore[misc]
+        return obj
+
+    @classmethod
+    def _trusted(cls, caller: str, **params: Any) -> Mechanism:
+        """The mechanism of ``caller``'s run whose ``epsilon`` is a share of one that
+        ``caller``'s public entry validated, so its constructor does not check it again
+        (``_epsilon_checked``; the pattern of
+        :meth:`PrivacyEvent._trusted <dpsubmod.privacy.events.PrivacyEvent._trusted>`).
+
+        The caller vouches that the share is finite and > 0 (a share that underflows to 0 is
+        refused by the caller, in the terms of its user's arguments). Every other parameter is
+        checked as by the constructor, and so is the noise parameter computed from ``epsilon``.
+        """
+        obj = cls.__new__(cls)
+        obj._caller = caller
+        obj._epsilon_checked = True
         obj.__init__(**params)  # type: ignore[misc]
         return obj
 
@@ -135,7 +155,7 @@ class Mechanism(ABC):
                   rng: RNGLike) -> None:
         """The shared part of a constructor: ``epsilon`` and ``sensitivity`` checked under the
         caller's name, the backend resolved once."""
-        self._eps = _epsilon(epsilon, self._caller)
+        self._eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, self._caller)
         self._sens = _sensitivity(sensitivity, self._caller)
         self._backend = resolve_backend(backend, rng)  # type: ignore[arg-type]
 

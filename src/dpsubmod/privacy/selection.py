@@ -61,7 +61,7 @@ class _Selection(PreparedMechanism):
                rng: RNGLike) -> float:
         """Validate, resolve the backend; returns ``c`` times the effective sensitivity."""
         caller = self._caller
-        self._eps = _epsilon(epsilon, caller)
+        self._eps = float(epsilon) if self._epsilon_checked else _epsilon(epsilon, caller)
         self._sens, self._kind, self._c = _selection_sensitivity(sensitivity, monotonic,
                                                                  range_sensitivity, caller)
         self._mono = bool(monotonic)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_delta, check_epsilon, check_int
 from ..constraints import PartitionMatroid
 from ..errors import BudgetExceededError, ParameterTypeError, ValidationError
-from ..offline.registry import get_method, list_methods, maximize
+from ..offline.registry import _maximize_checked, get_method, list_methods
 from ..privacy.backends import backend_chosen, choose_backend
 from ..privacy.composition import COMPOSITIONS
 from ..privacy.plan import backend_name
@@ -267,12 +267,43 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
         ``steps``), passed through; an unknown one is refused by name before any charge. The
         backend is set by ``backend=``, and the sensitivity is the task's (the release states
         it), so neither is accepted here.
+
+    Returns
+    -------
+    Release
+    """
+    caller = "private_select"
+    return _checked_select(task, constraint, epsilon=check_epsilon(epsilon, caller=caller),
+                           delta=check_delta(delta, caller=caller), method=method,
+                           backend=backend, budget=budget, rng=rng, options=options,
+                           caller=caller)
+
+
+def _checked_select(task: Task, constraint: ConstraintSpec, *, epsilon: float, delta: float,
+                    method: str, backend: Any, budget: Any, rng: Any,
+                    options: Mapping[str, Any] | None, caller: str) -> Release:
+    """:func:`private_select` of an ``epsilon`` and ``delta`` that the caller's public entry
+    (``caller``, such as ``dpsubmod select``) validated: they are not checked again below it.
+
+    Parameters
+    ----------
+    task, constraint, method, backend, budget, rng, options
+        As in :func:`private_select`.
+    epsilon, delta : float
+        The release's privacy cost, already validated (``epsilon`` finite and > 0, ``delta``
+        in [0, 1)).
+    caller : str
+        The public entry, which the method's refusals name.
+
+    Returns
+    -------
+    Release
     """
     spec = get_method(method)
     if not spec.private:
         raise ValidationError(f"method {method!r} is not private; a release needs one of: "
                               f"{', '.join(list_methods(private=True))}.")
-    backend = choose_backend(backend, rng, caller="private_select", supported=spec.backends)
+    backend = choose_backend(backend, rng, caller=caller, supported=spec.backends)
     name = str(backend_name(backend))
     if name not in spec.backends:
         raise ValidationError(f"method {method} draws its noise on the "
@@ -280,8 +311,9 @@ def private_select(task: Task, constraint: ConstraintSpec, *, epsilon: float,
                               f"{spec.backends[0]!r} or another method.")
     opts = _method_options(options, spec)
     with backend_chosen():
-        result = maximize(task.f, constraint.constraint, method, epsilon=epsilon, delta=delta,
-                          budget=budget, rng=rng, backend=backend, **opts)
+        result = _maximize_checked(task.f, constraint.constraint, method, epsilon=epsilon,
+                                   delta=delta, budget=budget, rng=rng, backend=backend,
+                                   caller=caller, **opts)
     rep = result.privacy
     if rep is None or rep.epsilon > epsilon or rep.delta > delta:
         raise BudgetExceededError(

@@ -216,12 +216,17 @@ def _default_steps(epsilon: float, delta: float, n: int, radius: float, s: float
 # ---------------------------------------------------------------------------------------------
 class _Noise:
     """The noise of a run's gradients: its mechanism (Laplace, or Gaussian under the resolved
-    calibration), built and so validated before the run's plan is charged."""
+    calibration), built before the run's plan is charged from the run's share of an epsilon
+    that the public entry validated (refused here, naming the user's arguments, when the
+    per-step share or the noise scale leaves floating-point range)."""
 
     def __init__(self, noise: str, calibration: str, epsilon: float, delta: float, steps: int,
                  n: int, s: float, backend: NoiseBackend, caller: str,
                  allow_zcdp: bool = True):
         self.eps_step, self.delta_step = even_share(epsilon, steps), even_share(delta, steps)
+        # the mechanism trusts its share of the validated epsilon: one that underflows to 0
+        # (or whose inverse overflows) is refused here
+        check_noise_parameter(self.eps_step, "a per-step epsilon of", caller)
         if noise == "gaussian":
             calibration = _resolve_calibration(calibration, epsilon, delta, steps,
                                                allow_zcdp=allow_zcdp)
@@ -241,7 +246,6 @@ class _Noise:
             # would leave floating-point range anyway (sigma >= l2 / eps_step)
             check_noise_parameter(_div(l2, self.eps_step),
                                   "a Gaussian noise scale of at least", caller)
-            check_noise_parameter(self.eps_step, "a per-step epsilon of", caller)
             if calibration == "paper":
                 _check_paper(self.eps_step, caller)
             elif calibration == "zcdp":
@@ -254,15 +258,15 @@ class _Noise:
     def _build(self, l1: float, l2: float, n: int, backend: NoiseBackend,
                caller: str) -> Laplace | Gaussian:
         if self.noise == "laplace":
-            return Laplace._named(caller, epsilon=self.eps_step, sensitivity=l1, dim=n,
-                                  backend=backend)
+            return Laplace._trusted(caller, epsilon=self.eps_step, sensitivity=l1, dim=n,
+                                    backend=backend)
         if self.rho_step is not None:
             return Gaussian._named(caller, sensitivity=l2, rho=self.rho_step, dim=n,
                                    backend=backend)
-        return Gaussian._named(caller, sensitivity=l2, epsilon=self.eps_step,
-                               delta=self.delta_step,
-                               calibration="classic" if self.calibration == "paper"
-                               else "analytic", dim=n, backend=backend)
+        return Gaussian._trusted(caller, sensitivity=l2, epsilon=self.eps_step,
+                                 delta=self.delta_step,
+                                 calibration="classic" if self.calibration == "paper"
+                                 else "analytic", dim=n, backend=backend)
 
     @property
     def rule(self) -> str:

@@ -65,7 +65,13 @@ from ...privacy.additive import Laplace
 from ...privacy.plan import backend_name
 from ...privacy.selection import ExponentialMechanism
 from ...privacy.split import even_share, proportional_shares
-from .._common import PrivateCall, checked_call, make_result, require_finite
+from .._common import (
+    PrivateCall,
+    check_noise_parameter,
+    checked_call,
+    make_result,
+    require_finite,
+)
 from ..guarantees import continuous_guarantee, no_guarantee
 from ..registry import register
 from ..result import Result
@@ -305,16 +311,21 @@ def _dpcg_curvature(call: PrivateCall, *, linear_term: object, target: float | N
     n_runs = n_targets if grid else 1
     eps_run = even_share(eps_runs, n_runs)
     delta_run = even_share(delta, n_runs)
-    # The run's mechanisms, built (and so validated) before the charge: one noise for every
+    # The run's mechanisms, built before the charge from the shares of the epsilon validated
+    # at the public entry (a share that underflows is refused here): one noise for every
     # run's gradients, the linear part's Laplace noise, the choice among the runs.
     run_noise = _Noise(noise, calib, eps_run, delta_run, K, n, s, be, caller, allow_zcdp=False)
-    linear = built(lambda: Laplace._named(caller, epsilon=eps_ell, sensitivity=n * s, dim=n,
-                                          backend=be),
-                   "a Laplace scale for the linear part", caller) if private_ell else None
-    choice = built(lambda: ExponentialMechanism._named(caller, epsilon=eps_sel,
-                                                       sensitivity=delta_f, backend=be),
-                   "an exponential-mechanism weight for the choice of the run",
-                   caller) if n_runs > 1 else None
+    linear = choice = None
+    if private_ell:
+        check_noise_parameter(eps_ell, "the linear part an epsilon of", caller)
+        linear = built(lambda: Laplace._trusted(caller, epsilon=eps_ell, sensitivity=n * s,
+                                                dim=n, backend=be),
+                       "a Laplace scale for the linear part", caller)
+    if n_runs > 1:
+        check_noise_parameter(eps_sel, "the choice of the run an epsilon of", caller)
+        choice = built(lambda: ExponentialMechanism._trusted(caller, epsilon=eps_sel,
+                                                             sensitivity=delta_f, backend=be),
+                       "an exponential-mechanism weight for the choice of the run", caller)
     # in the order of use: the allowance fills the first planned use an event fits
     planned = [linear.privacy_map()] if linear is not None else []
     planned += run_noise.events(K * n_runs)
