@@ -70,6 +70,9 @@ class MethodSpec:
         ``resolve(f, constraint, caller) -> (f, constraint)`` for the ``PrivateCall`` of a
         method whose kind resolves its objective otherwise than a set function's (``None``:
         :func:`~dpsubmod.offline._common.resolve`).
+    data_models : tuple of str
+        The objectives' data models its privacy analysis covers (``"general"``,
+        ``"monotone-records"``; see :class:`~dpsubmod.functions.SetFunction`).
     """
 
     name: str
@@ -84,6 +87,7 @@ class MethodSpec:
     core: Callable[..., Result] | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
     resolve: Callable[[object, object, str], tuple[Any, Any]] | None = None
+    data_models: tuple[str, ...] = ("general", "monotone-records")
 
     @property
     def budget(self) -> bool:
@@ -123,12 +127,13 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
              constraints: tuple[str, ...] = ("cardinality", "matroid"),
              needs_delta: bool = False, backends: tuple[str, ...] | None = None,
              core: Callable[..., Result] | None = None,
-             resolve: Callable[[object, object, str], tuple[Any, Any]] | None = None
+             resolve: Callable[[object, object, str], tuple[Any, Any]] | None = None,
+             data_models: tuple[str, ...] = ("general", "monotone-records")
              ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
     """Decorator registering a method under ``name`` with its capabilities (and, for a private
     method, the ``core`` that :func:`maximize` calls with its validated arguments, with
     ``resolve`` the kind's resolution of the objective and constraint when it is not a set
-    function's)."""
+    function's, and ``data_models`` the objectives' data models its analysis covers)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
@@ -151,7 +156,8 @@ def register(name: str, *, private: bool, summary: str, kind: str = "set",
         if private and "backend" in params:
             fn = _choosing_backend(fn, name, bk)
         _REGISTRY[key] = MethodSpec(name, fn, kind, private, summary, tuple(constraints),
-                                    needs_delta, bk, options, core, defaults, resolve)
+                                    needs_delta, bk, options, core, defaults, resolve,
+                                    tuple(data_models))
         return fn
 
     return deco

@@ -276,6 +276,11 @@ def test_learner_specific_bad_parameters():
         PrivateExploreThenCommit(N, 100, K, epsilon=1.0, m=0)
     with pytest.raises(DPSubmodError, match="'schedule'.*'halving'"):
         PrivateExploreThenCommit(N, 100, K, epsilon=1.0, schedule="doubling")
+    # the decomposable greedy's analysis needs per-record terms, which an epoch mean does not
+    # declare: refused at construction, not at the first selection
+    with pytest.raises(DPSubmodError, match="'method'.*'monotone-records'.*'general'"):
+        PrivateEpochGreedy(N, 100, K, epsilon=1.0, delta=1e-6,
+                           method="private_greedy_decomposable")
 
 
 def test_secure_backend_runs_under_the_same_statement():

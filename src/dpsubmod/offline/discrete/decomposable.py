@@ -186,7 +186,7 @@ def _private_greedy_decomposable(call: PrivateCall, *, sensitivity: float | None
 
 @register("private_greedy_decomposable", private=True, needs_delta=True, backends=("numpy",),
           summary="Decomposable private greedy (Gupta et al. 2010), (eps, delta)-DP",
-          core=_private_greedy_decomposable)
+          core=_private_greedy_decomposable, data_models=("monotone-records",))
 def private_greedy_decomposable(f: SetFunction, constraint: object, *, epsilon: float,
                                 delta: float, sensitivity: float | None = None,
                                 backend: Any = None, budget: Any = None,

@@ -305,6 +305,13 @@ class PrivateEpochGreedy(Learner):
                 f"The 'method' parameter of {name} must be a private method; {self.method!r} "
                 "is not. Use 'private_greedy', or another name from "
                 "list_methods(private=True).")
+        if "general" not in spec.data_models:
+            # the epoch mean of the stream's functions declares no structure of its records
+            raise ValidationError(
+                f"The 'method' parameter of {name} is {self.method!r}, whose analysis needs an "
+                f"objective of data model {' or '.join(map(repr, spec.data_models))}; the mean "
+                "of an epoch's functions declares 'general'. Use 'private_greedy' or another "
+                "method of list_methods(private=True).")
         ck = constraint_kind(self._constraint)
         if ck not in spec.constraints and not (ck == "cardinality"
                                                and "matroid" in spec.constraints):
