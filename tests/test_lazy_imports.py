@@ -215,8 +215,6 @@ DEFERRED = {
     ("tasks/facility_location.py", "scipy.spatial"): "k-d tree past 4096 candidates or 3-d",
     ("privacy/calibration.py", "scipy.optimize"): "approximate-DP calibration only",
     ("privacy/calibration.py", "scipy.special"): "approximate-DP calibration only",
-    ("privacy/selection.py", "scipy.special"): "log-sum-exp of the exact probabilities",
-    ("privacy/kov.py", "scipy.special"): "optimal composition only",
     ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
     ("privacy/zcdp.py", "scipy.optimize"): "zCDP conversion only",
     ("privacy/opendp_engine.py", "importlib.metadata"): "the OpenDP version, secure runs only",

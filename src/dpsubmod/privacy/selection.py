@@ -12,8 +12,8 @@ from abc import abstractmethod
 from typing import Any
 
 import numpy as np
+from numpy.polynomial.legendre import leggauss
 
-from .._lazy import lazy_module
 from .._rng import RNGLike
 from ._inputs import (
     _clip_range,
@@ -27,6 +27,7 @@ from ._inputs import (
     _selection_sensitivity,
 )
 from ._noise_backend import Release
+from ._special import logsumexp
 from .backends import NoiseBackend, resolve_backend
 from .events import PrivacyEvent, rho_exponential, rho_pure
 from .mechanisms import PreparedMechanism
@@ -41,8 +42,6 @@ __all__ = [
     "permute_and_flip",
     "permute_and_flip_probabilities",
 ]
-
-special = lazy_module("scipy.special")
 
 Backend = str | NoiseBackend | None
 
@@ -211,7 +210,7 @@ class ExponentialMechanism(_Selection):
         # a huge weight may overflow a gap to -inf: the limit law (probability 0), no warning
         with np.errstate(over="ignore"):
             z = weight * (q - q[np.isfinite(q)].max())
-        logp = z - special.logsumexp(z[np.isfinite(z)])
+        logp = z - logsumexp(z[np.isfinite(z)])
         return logp if log else np.exp(logp)
 
 
@@ -310,7 +309,7 @@ class PermuteAndFlip(_PureSelection):
             p[finite] = np.exp(weight * (q[finite] - q[finite].max()))
         live = np.flatnonzero(p > 0)
         pl = p[live]
-        nodes, wts = special.roots_legendre(live.size // 2 + 1)
+        nodes, wts = leggauss(live.size // 2 + 1)
         t = (nodes + 1.0) / 2.0
         wts = wts / 2.0
         log_all = np.zeros(t.size)
