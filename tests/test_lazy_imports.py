@@ -213,8 +213,6 @@ DEFERRED = {
     # scipy.spatial).
     ("offline/guarantees.py", "scipy.special"): "Lambert W of the knapsack bound only",
     ("tasks/facility_location.py", "scipy.spatial"): "k-d tree past 4096 candidates or 3-d",
-    ("privacy/calibration.py", "scipy.optimize"): "approximate-DP calibration only",
-    ("privacy/calibration.py", "scipy.special"): "approximate-DP calibration only",
     ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
     ("privacy/zcdp.py", "scipy.optimize"): "zCDP conversion only",
     ("privacy/opendp_engine.py", "importlib.metadata"): "the OpenDP version, secure runs only",

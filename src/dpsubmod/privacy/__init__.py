@@ -11,7 +11,7 @@ release, composition and auditing.
   permute-and-flip), Hedge's exponential weights (:mod:`~dpsubmod.privacy.weights`), the
   exponential mechanism over the bases of a product law (:mod:`~dpsubmod.privacy.product`), each
   with its one-line free function, and the calibration helpers and privacy maps as functions
-  (:mod:`~dpsubmod.privacy.calibration`);
+  (:mod:`~dpsubmod.privacy.calibration`, :mod:`~dpsubmod.privacy.gaussian_calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
   advance; :mod:`~dpsubmod.privacy.split`: :func:`split_budget`, the one way a call splits its
   budget over its steps;
@@ -36,10 +36,13 @@ _WHERE = {
     "budget": ("Budget",),
     "budget_file": ("FileBudget",),
     "calibration": (
-        "exponential_mechanism_epsilon", "exponential_mechanism_weight", "gaussian_delta",
-        "gaussian_rho", "gaussian_sigma", "gaussian_sigma_analytic", "gaussian_sigma_classic",
-        "gaussian_sigma_zcdp", "l2_laplace_epsilon", "l2_laplace_scale", "laplace_epsilon",
-        "laplace_scale", "report_noisy_max_epsilon", "report_noisy_max_scale", "zcdp_rho_for",
+        "exponential_mechanism_epsilon", "exponential_mechanism_weight", "l2_laplace_epsilon",
+        "l2_laplace_scale", "laplace_epsilon", "laplace_scale", "report_noisy_max_epsilon",
+        "report_noisy_max_scale",
+    ),
+    "gaussian_calibration": (
+        "gaussian_delta", "gaussian_rho", "gaussian_sigma", "gaussian_sigma_analytic",
+        "gaussian_sigma_classic", "gaussian_sigma_zcdp", "zcdp_rho_for",
     ),
     "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
     "composition": ("COMPOSITIONS", "compose", "compose_epsilon",),

@@ -12,8 +12,6 @@ import math
 
 import numpy as np
 
-__all__ = ["logsumexp", "gammaln"]
-
 
 def logsumexp(x: np.ndarray) -> float:
     """``log(sum(exp(x)))`` of a non-empty 1-d array whose largest entry is finite.

@@ -57,8 +57,8 @@ from ..errors import (
 )
 from ._inputs import MAX_NOISE_SCALE, _check_budget, _div_up, _mul_up, _noise_parameter
 from .backends import NoiseBackend, resolve_backend
-from .calibration import gaussian_sigma_analytic
 from .events import PrivacyEvent, check_epsilon_finite
+from .gaussian_calibration import gaussian_sigma_analytic
 from .ledger import Ledger, charge
 from .mechanisms import Mechanism
 from .zcdp import rho_for_target

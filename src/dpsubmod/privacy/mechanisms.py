@@ -12,7 +12,8 @@ mechanism over the bases of a product law (:class:`~.product.ProductBaseExponent
 :mod:`~dpsubmod.privacy.continual`. Each family's free functions (``laplace``,
 ``exponential_mechanism``, ...) are one-line conveniences over its objects, with the same
 signatures, errors and draws. Calibration helpers and privacy maps as functions are in
-:mod:`~dpsubmod.privacy.calibration`.
+:mod:`~dpsubmod.privacy.calibration` (pure DP) and :mod:`~dpsubmod.privacy.gaussian_calibration`
+(the Gaussian mechanism).
 
 Conventions shared by every mechanism.
 
