@@ -7,10 +7,11 @@ release, composition and auditing.
 * mechanisms as objects built from public parameters, validated once, with a privacy map
   (:mod:`~dpsubmod.privacy.mechanisms` states the contract): additive noise
   (:mod:`~dpsubmod.privacy.additive`: Laplace, Gaussian, l2 Laplace), selection
-  (:mod:`~dpsubmod.privacy.selection`: exponential mechanism, report-noisy-max,
-  permute-and-flip), Hedge's exponential weights (:mod:`~dpsubmod.privacy.weights`), the
-  exponential mechanism over the bases of a product law (:mod:`~dpsubmod.privacy.product`), each
-  with its one-line free function, and the calibration helpers and privacy maps as functions
+  (:mod:`~dpsubmod.privacy.selection`: exponential mechanism;
+  :mod:`~dpsubmod.privacy.noisy_max`: report-noisy-max, permute-and-flip), Hedge's exponential
+  weights (:mod:`~dpsubmod.privacy.weights`), the exponential mechanism over the bases of a
+  product law (:mod:`~dpsubmod.privacy.product`), each with its one-line free function, and the
+  calibration helpers and privacy maps as functions
   (:mod:`~dpsubmod.privacy.calibration`, :mod:`~dpsubmod.privacy.gaussian_calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
   advance; :mod:`~dpsubmod.privacy.split`: :func:`split_budget`, the one way a call splits its
@@ -55,9 +56,11 @@ _WHERE = {
     "mechanisms": ("Mechanism",),
     "additive": ("Gaussian", "L2Laplace", "Laplace", "gaussian", "l2_laplace", "laplace"),
     "selection": (
-        "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
-        "exponential_mechanism", "exponential_mechanism_probabilities", "permute_and_flip",
-        "permute_and_flip_probabilities", "report_noisy_max",
+        "ExponentialMechanism", "exponential_mechanism", "exponential_mechanism_probabilities",
+    ),
+    "noisy_max": (
+        "PermuteAndFlip", "ReportNoisyMax", "permute_and_flip", "permute_and_flip_probabilities",
+        "report_noisy_max",
     ),
     "weights": ("ExponentialWeights",),
     "product": ("ProductBaseExponential",),

@@ -3,10 +3,11 @@ once, carries its privacy map and releases through one path (charge, then draw).
 
 The mechanisms live one family per module: additive noise (:class:`~.additive.Laplace`,
 :class:`~.additive.Gaussian`, :class:`~.additive.L2Laplace`) in
-:mod:`~dpsubmod.privacy.additive`; selection (:class:`~.selection.ExponentialMechanism`,
-:class:`~.selection.ReportNoisyMax`, :class:`~.selection.PermuteAndFlip`) in
-:mod:`~dpsubmod.privacy.selection`; the batched draw of Hedge
-(:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
+:mod:`~dpsubmod.privacy.additive`; selection: the exponential mechanism
+(:class:`~.selection.ExponentialMechanism`) in :mod:`~dpsubmod.privacy.selection`, and
+report-noisy-max and permute-and-flip (:class:`~.noisy_max.ReportNoisyMax`,
+:class:`~.noisy_max.PermuteAndFlip`) in :mod:`~dpsubmod.privacy.noisy_max`; the batched draw of
+Hedge (:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
 mechanism over the bases of a product law (:class:`~.product.ProductBaseExponential`) in
 :mod:`~dpsubmod.privacy.product`; tree aggregation (:class:`~.continual.TreeAggregator`) in
 :mod:`~dpsubmod.privacy.continual`. Each family's free functions (``laplace``,
