@@ -214,10 +214,6 @@ DEFERRED = {
     # scipy.spatial).
     ("offline/guarantees.py", "scipy.special"): "Lambert W of the knapsack bound only",
     ("tasks/facility_location.py", "scipy.spatial"): "k-d tree past 4096 candidates or 3-d",
-    ("privacy/calibration.py", "scipy.optimize"): "approximate-DP calibration only",
-    ("privacy/calibration.py", "scipy.special"): "approximate-DP calibration only",
-    ("privacy/selection.py", "scipy.special"): "log-sum-exp of the exact probabilities",
-    ("privacy/kov.py", "scipy.special"): "optimal composition only",
     ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
     ("privacy/zcdp.py", "scipy.optimize"): "zCDP conversion only",
     # an import cycle: f + g and c * f build the combinators, which subclass SetFunction; the

@@ -463,7 +463,7 @@ def pld_total(events, delta):
 def exact_gaussian_epsilon(r: float, delta: float) -> float:
     """Exact epsilon of the Gaussian mechanism with noise multiplier r (Balle & Wang profile),
     by bisection on the decreasing profile."""
-    from dpsubmod.privacy.calibration import gaussian_delta
+    from dpsubmod.privacy.gaussian_calibration import gaussian_delta
 
     lo, hi = 0.0, 1.0
     while gaussian_delta(r, hi, 1.0) > delta:

@@ -18,8 +18,8 @@ from dpsubmod.errors import (
     ValidationError,
 )
 from dpsubmod.privacy import Budget, Ledger, SecureBackend
-from dpsubmod.privacy.calibration import gaussian_delta
 from dpsubmod.privacy.continual import honaker_variance_ratio, prefix_noise_sd, tree_levels
+from dpsubmod.privacy.gaussian_calibration import gaussian_delta
 from dpsubmod.privacy.tree_aggregator import TreeAggregator
 from dpsubmod.privacy.zcdp import zcdp_to_dp
 from oracles import dyadic_prefix_reference

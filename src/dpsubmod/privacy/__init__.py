@@ -7,11 +7,12 @@ release, composition and auditing.
 * mechanisms as objects built from public parameters, validated once, with a privacy map
   (:mod:`~dpsubmod.privacy.mechanisms` states the contract): additive noise
   (:mod:`~dpsubmod.privacy.additive`: Laplace, Gaussian, l2 Laplace), selection
-  (:mod:`~dpsubmod.privacy.selection`: exponential mechanism, report-noisy-max,
-  permute-and-flip), Hedge's exponential weights (:mod:`~dpsubmod.privacy.weights`), the
-  exponential mechanism over the bases of a product law (:mod:`~dpsubmod.privacy.product`), each
-  with its one-line free function, and the calibration helpers and privacy maps as functions
-  (:mod:`~dpsubmod.privacy.calibration`);
+  (:mod:`~dpsubmod.privacy.selection`: exponential mechanism;
+  :mod:`~dpsubmod.privacy.noisy_max`: report-noisy-max, permute-and-flip), Hedge's exponential
+  weights (:mod:`~dpsubmod.privacy.weights`), the exponential mechanism over the bases of a
+  product law (:mod:`~dpsubmod.privacy.product`), each with its one-line free function, and the
+  calibration helpers and privacy maps as functions
+  (:mod:`~dpsubmod.privacy.calibration`, :mod:`~dpsubmod.privacy.gaussian_calibration`);
 * :mod:`~dpsubmod.privacy.composition`: composition inside one call whose steps are fixed in
   advance; :mod:`~dpsubmod.privacy.split`: :func:`split_budget`, the one way a call splits its
   budget over its steps;
@@ -37,10 +38,13 @@ _WHERE = {
     "budget": ("Budget",),
     "budget_file": ("FileBudget",),
     "calibration": (
-        "exponential_mechanism_epsilon", "exponential_mechanism_weight", "gaussian_delta",
-        "gaussian_rho", "gaussian_sigma", "gaussian_sigma_analytic", "gaussian_sigma_classic",
-        "gaussian_sigma_zcdp", "l2_laplace_epsilon", "l2_laplace_scale", "laplace_epsilon",
-        "laplace_scale", "report_noisy_max_epsilon", "report_noisy_max_scale", "zcdp_rho_for",
+        "exponential_mechanism_epsilon", "exponential_mechanism_weight", "l2_laplace_epsilon",
+        "l2_laplace_scale", "laplace_epsilon", "laplace_scale", "report_noisy_max_epsilon",
+        "report_noisy_max_scale",
+    ),
+    "gaussian_calibration": (
+        "gaussian_delta", "gaussian_rho", "gaussian_sigma", "gaussian_sigma_analytic",
+        "gaussian_sigma_classic", "gaussian_sigma_zcdp", "zcdp_rho_for",
     ),
     "checking": ("ExactCheckResult", "exact_check", "hockey_stick",),
     "composition": ("COMPOSITIONS", "compose", "compose_epsilon",),
@@ -53,9 +57,11 @@ _WHERE = {
     "mechanisms": ("Mechanism",),
     "additive": ("Gaussian", "L2Laplace", "Laplace", "gaussian", "l2_laplace", "laplace"),
     "selection": (
-        "ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax",
-        "exponential_mechanism", "exponential_mechanism_probabilities", "permute_and_flip",
-        "permute_and_flip_probabilities", "report_noisy_max",
+        "ExponentialMechanism", "exponential_mechanism", "exponential_mechanism_probabilities",
+    ),
+    "noisy_max": (
+        "PermuteAndFlip", "ReportNoisyMax", "permute_and_flip", "permute_and_flip_probabilities",
+        "report_noisy_max",
     ),
     "weights": ("ExponentialWeights",),
     "product": ("ProductBaseExponential",),

@@ -26,14 +26,14 @@ from ._inputs import (
 )
 from ._noise_backend import Release
 from .backends import NoiseBackend, NumpyBackend, resolve_backend
-from .calibration import (
+from .events import PrivacyEvent, rho_pure
+from .gaussian_calibration import (
     _GAUSSIAN_CALIBRATIONS,
     _gaussian_delta_param,
+    _sigma_for,
+    _sigma_zcdp,
     gaussian_rho,
-    gaussian_sigma,
-    gaussian_sigma_zcdp,
 )
-from .events import PrivacyEvent, rho_pure
 from .mechanisms import PreparedMechanism
 
 __all__ = ["Laplace", "Gaussian", "L2Laplace", "laplace", "gaussian", "l2_laplace"]
@@ -239,7 +239,7 @@ class Gaussian(_Additive):
         be = self._backend = resolve_backend(backend, rng)
         eff = self._effective()
         if rho is not None:
-            self._sigma = _noise_parameter(gaussian_sigma_zcdp(r, eff), "noise scale", caller)
+            self._sigma = _noise_parameter(_sigma_zcdp(r, eff, caller), "noise scale", caller)
             self._rho, self._target = r, None
         else:
             calib = calibration or ("zcdp" if be.discrete else "analytic")
@@ -249,14 +249,8 @@ class Gaussian(_Additive):
                     "delta) guarantee is certified through zCDP only; pass calibration='zcdp' "
                     "or None."
                 )
-            if calib == "classic" and eps >= 1.0:
-                raise ValidationError(
-                    f"The classic Gaussian calibration of {caller} is proved only for epsilon "
-                    f"< 1 (Dwork & Roth, Thm A.1); got epsilon={eps!r}. Use "
-                    "calibration='analytic'."
-                )
-            self._sigma = _noise_parameter(gaussian_sigma(sensitivity=eff, epsilon=eps,
-                                                          delta=dlt, calibration=calib),
+            # the arguments were checked above: the calibration core does not check them again
+            self._sigma = _noise_parameter(_sigma_for(eff, eps, dlt, calib, caller),
                                            "noise scale", caller)
             self._rho, self._target = gaussian_rho(self._sigma, eff), (eps, dlt, calib)
         self._law = _law("gaussian", self._sigma, eff) if _exact_law(be) else None
@@ -401,7 +395,8 @@ def gaussian(value: float | np.ndarray, *, sensitivity: float, epsilon: float | 
     rho : float, optional
         Target zCDP budget; then ``sigma = Delta / sqrt(2 rho)``.
     calibration : {"analytic", "classic", "zcdp"} or None, default=None
-        How (epsilon, delta) becomes sigma (see :func:`gaussian_sigma`). ``None`` means
+        How (epsilon, delta) becomes sigma (see
+        :func:`~dpsubmod.privacy.gaussian_calibration.gaussian_sigma`). ``None`` means
         ``"analytic"`` on continuous backends and ``"zcdp"`` on grid backends, where it is the
         only calibration accepted (the discrete Gaussian is certified through zCDP [CKS20]).
         ``"classic"`` refuses epsilon >= 1 (its theorem needs epsilon < 1).

@@ -49,8 +49,8 @@ from fractions import Fraction
 from .._validation import check_delta, check_int, check_real
 from ..errors import ValidationError
 from ._inputs import MAX_NOISE_SCALE, _div_up, _mul_up, _noise_parameter
-from .calibration import gaussian_sigma_analytic
 from .events import check_epsilon_finite
+from .gaussian_calibration import gaussian_sigma_analytic
 from .zcdp import rho_for_target
 
 __all__ = ["tree_levels", "NOISES", "honaker_variance_ratio", "prefix_noise_sd"]

@@ -3,16 +3,18 @@ once, carries its privacy map and releases through one path (charge, then draw).
 
 The mechanisms live one family per module: additive noise (:class:`~.additive.Laplace`,
 :class:`~.additive.Gaussian`, :class:`~.additive.L2Laplace`) in
-:mod:`~dpsubmod.privacy.additive`; selection (:class:`~.selection.ExponentialMechanism`,
-:class:`~.selection.ReportNoisyMax`, :class:`~.selection.PermuteAndFlip`) in
-:mod:`~dpsubmod.privacy.selection`; the batched draw of Hedge
-(:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
+:mod:`~dpsubmod.privacy.additive`; selection: the exponential mechanism
+(:class:`~.selection.ExponentialMechanism`) in :mod:`~dpsubmod.privacy.selection`, and
+report-noisy-max and permute-and-flip (:class:`~.noisy_max.ReportNoisyMax`,
+:class:`~.noisy_max.PermuteAndFlip`) in :mod:`~dpsubmod.privacy.noisy_max`; the batched draw of
+Hedge (:class:`~.weights.ExponentialWeights`) in :mod:`~dpsubmod.privacy.weights`; the exponential
 mechanism over the bases of a product law (:class:`~.product.ProductBaseExponential`) in
 :mod:`~dpsubmod.privacy.product`; tree aggregation (:class:`~.tree_aggregator.TreeAggregator`)
 in :mod:`~dpsubmod.privacy.tree_aggregator`. Each family's free functions (``laplace``,
 ``exponential_mechanism``, ...) are one-line conveniences over its objects, with the same
 signatures, errors and draws. Calibration helpers and privacy maps as functions are in
-:mod:`~dpsubmod.privacy.calibration`.
+:mod:`~dpsubmod.privacy.calibration` (pure DP) and :mod:`~dpsubmod.privacy.gaussian_calibration`
+(the Gaussian mechanism).
 
 Conventions shared by every mechanism.
 

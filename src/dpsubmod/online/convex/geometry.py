@@ -22,7 +22,7 @@ from ..._validation import check_finite, check_int, check_real
 from ...errors import GroundSetMismatchError, ParameterTypeError, ValidationError
 from ...polytopes.interior import SphereSampler, inner_ball
 from ...polytopes.oracles import Polytope
-from ...privacy.calibration import gaussian_sigma_analytic
+from ...privacy.gaussian_calibration import gaussian_sigma_analytic
 from .losses import ConvexLoss
 
 #: Where queries may go (see the module docstring).

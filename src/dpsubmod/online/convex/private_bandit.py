@@ -16,7 +16,7 @@ from ..._rng import RNGLike, as_generator
 from ..._validation import check_delta, check_int, check_real, is_noise_off
 from ...errors import ParameterTypeError, ValidationError
 from ...polytopes.oracles import Polytope
-from ...privacy.calibration import gaussian_sigma_analytic
+from ...privacy.gaussian_calibration import gaussian_sigma_analytic
 from ...privacy.plan import PrivacyPlan
 from ...privacy.tree_aggregator import TreeAggregator
 from .._plans import check_backend, learner_backend, run_plan, tree_backend, tree_event
