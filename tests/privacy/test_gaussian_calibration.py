@@ -61,10 +61,12 @@ def test_the_analytic_gaussian_route_of_a_method_validates_epsilon_at_most_twice
 
 
 def test_pure_dp_calibration_and_selection_load_no_scipy():
+    # the modules of the select path (the permute-and-flip law's quadrature, off that path,
+    # imports scipy.special at its module's top)
     code = ("import sys\nimport dpsubmod.privacy.calibration, dpsubmod.privacy.selection, "
-            "dpsubmod.privacy.noisy_max, dpsubmod.privacy.kov\n"
-            "from dpsubmod.privacy import permute_and_flip_probabilities, kov_composition\n"
-            "permute_and_flip_probabilities([0.0, 1.0, 2.0], epsilon=1.0, sensitivity=1.0)\n"
+            "dpsubmod.privacy.kov\n"
+            "from dpsubmod.privacy import exponential_mechanism_probabilities, kov_composition\n"
+            "exponential_mechanism_probabilities([0.0, 1.0, 2.0], epsilon=1.0, sensitivity=1.0)\n"
             "kov_composition(0.1, 50, 1e-6)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

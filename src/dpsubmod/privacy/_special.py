@@ -3,7 +3,7 @@
 The selection mechanisms' exact laws and the optimal composition run on the select path, which
 must not load scipy (importing ``scipy.special`` alone costs more than numpy); these compute the
 same values as ``scipy.special.logsumexp`` and ``scipy.special.gammaln`` to a few ulps (tests
-compare them). Gauss-Legendre nodes come from :func:`numpy.polynomial.legendre.leggauss`.
+compare them).
 """
 
 from __future__ import annotations

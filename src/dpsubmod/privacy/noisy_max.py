@@ -9,11 +9,10 @@ Conventions and references: :mod:`dpsubmod.privacy.mechanisms`.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
-from numpy.polynomial.legendre import leggauss
+from scipy import special
 
 from .._rng import RNGLike
 from ._inputs import _div_down, _div_up, _mul_up, _noise_parameter
@@ -29,15 +28,12 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(maxsize=16)
 def _unit_interval_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``n``-point Gauss-Legendre nodes and weights on ``[0, 1]``, read-only. numpy solves a
-    dense eigenvalue problem for them (O(n^3): about 0.7 s at 1500 nodes), and an exact check
-    asks for laws of one size again and again."""
-    nodes, wts = leggauss(n)
-    t, w = (nodes + 1.0) / 2.0, wts / 2.0
-    t.flags.writeable = w.flags.writeable = False
-    return t, w
+    """The ``n``-point Gauss-Legendre nodes and weights on ``[0, 1]`` (scipy computes them in
+    O(n); this module is not on the ``dpsubmod select`` path, so scipy is imported at its
+    top)."""
+    nodes, wts = special.roots_legendre(n)
+    return (nodes + 1.0) / 2.0, wts / 2.0
 
 
 class _PureSelection(_Selection):
@@ -306,9 +302,7 @@ def permute_and_flip_probabilities(scores: np.ndarray, *, epsilon: float, sensit
 
     Runtime
     -------
-    O(m^2) time, O(m) memory per block of candidates, once the quadrature nodes of that size
-    are known: numpy computes them in O(m^3) time and O(m^2) memory (about 1 s at 3000
-    candidates, 6 s at 6000), once per size in a process.
+    O(m^2) time, O(m) memory per block of candidates.
     """
     return PermuteAndFlip._named(
         "permute_and_flip_probabilities", epsilon=epsilon, sensitivity=sensitivity,
