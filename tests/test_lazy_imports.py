@@ -208,10 +208,10 @@ OPTIONAL = {"pyarrow", "sklearn", "pandas", "joblib", "dask", "distributed", "ma
 #: Deferred imports of core modules that remain, each with its reason. A new one fails
 #: test_no_other_deferred_import until it is listed here with the measured reason.
 DEFERRED = {
-    # One function serves the select path and a rarer one; importing scipy's module at the
-    # top of the module would put it on the select path (benchmarks/bench_import.py: the
-    # select path goes from 1.3 to 2.6 x numpy + pyarrow with scipy.special, 3.4 with
-    # scipy.spatial).
+    # Each module serves the select path and a rarer one; importing scipy's module at its top
+    # would put it on the select path (benchmarks/bench_import.py: the select path is about
+    # 1.7-1.9 x numpy + pyarrow, target 2; scipy.special alone adds about 1.5 x the floor,
+    # with scipy.optimize about 2.3 x, scipy.spatial about 2 x).
     ("offline/guarantees.py", "scipy.special"): "Lambert W of the knapsack bound only",
     ("tasks/facility_location.py", "scipy.spatial"): "k-d tree past 4096 candidates or 3-d",
     ("privacy/split.py", "scipy.optimize"): "a split under a rule other than basic only",
