@@ -18,8 +18,9 @@ import dpsubmod
 from dpsubmod.errors import BudgetExceededError, BudgetFileError, DPSubmodError, ValidationError
 from dpsubmod.online import FIDP, SubmodPFTAL
 from dpsubmod.privacy import Budget, FileBudget, PrivacyEvent
-from dpsubmod.privacy.additive import gaussian, laplace
+from dpsubmod.privacy.additive import laplace
 from dpsubmod.privacy.filters import filter_level
+from dpsubmod.privacy.gaussian_mechanism import gaussian
 from dpsubmod.privacy.kov import kov_composition
 from dpsubmod.privacy.selection import exponential_mechanism
 from dpsubmod.privacy.split import even_share, split_budget

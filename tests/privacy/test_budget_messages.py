@@ -8,7 +8,8 @@ import pytest
 
 from dpsubmod.errors import BudgetExceededError
 from dpsubmod.privacy import Budget, FileBudget
-from dpsubmod.privacy.additive import gaussian, laplace
+from dpsubmod.privacy.additive import laplace
+from dpsubmod.privacy.gaussian_mechanism import gaussian
 
 
 def refusal(budget, **kw):

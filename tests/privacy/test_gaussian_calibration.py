@@ -60,12 +60,15 @@ def test_the_analytic_gaussian_route_of_a_method_validates_epsilon_at_most_twice
     assert t.epsilon_validations <= 2, t.epsilon_checks
 
 
-def test_pure_dp_calibration_and_selection_load_no_scipy():
+def test_pure_dp_calibration_selection_and_laplace_load_no_scipy():
     # the modules of the select path (the permute-and-flip law's quadrature, off that path,
     # imports scipy.special at its module's top)
     code = ("import sys\nimport dpsubmod.privacy.calibration, dpsubmod.privacy.selection, "
             "dpsubmod.privacy.kov\n"
             "from dpsubmod.privacy import exponential_mechanism_probabilities, kov_composition\n"
+            "from dpsubmod.privacy import laplace, l2_laplace\n"
+            "laplace(0.0, epsilon=1.0, sensitivity=1.0, rng=0)\n"
+            "l2_laplace([0.0, 0.0], epsilon=1.0, sensitivity=1.0, rng=0)\n"
             "exponential_mechanism_probabilities([0.0, 1.0, 2.0], epsilon=1.0, sensitivity=1.0)\n"
             "kov_composition(0.1, 50, 1e-6)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")

@@ -401,8 +401,9 @@ def test_one_import_address_per_public_name():
     import dpsubmod.privacy as face
 
     homes: dict[str, list[str]] = {}
-    for module in ("additive", "selection", "noisy_max", "weights", "product", "mechanisms",
-                   "calibration", "gaussian_calibration", "continual", "tree_aggregator"):
+    for module in ("additive", "gaussian_mechanism", "selection", "noisy_max", "weights",
+                   "product", "mechanisms", "calibration", "gaussian_calibration", "continual",
+                   "tree_aggregator"):
         mod = importlib.import_module(f"dpsubmod.privacy.{module}")
         for name in mod.__all__:
             homes.setdefault(name, []).append(module)

@@ -25,8 +25,9 @@ from ..errors import ValidationError
 from ..functions import FacilityLocation, Modular
 from ..offline import maximize
 from ..online import FIDP
-from ..privacy.additive import gaussian, laplace
+from ..privacy.additive import laplace
 from ..privacy.audit import AuditResult, audit
+from ..privacy.gaussian_mechanism import gaussian
 from ..privacy.selection import exponential_mechanism
 
 __all__ = ["AUDITS", "AuditSetup", "run_audit"]

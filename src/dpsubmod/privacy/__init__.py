@@ -6,7 +6,8 @@ release, composition and auditing.
   :class:`FileBudget` persists one in a file shared between processes;
 * mechanisms as objects built from public parameters, validated once, with a privacy map
   (:mod:`~dpsubmod.privacy.mechanisms` states the contract): additive noise
-  (:mod:`~dpsubmod.privacy.additive`: Laplace, Gaussian, l2 Laplace), selection
+  (:mod:`~dpsubmod.privacy.additive`: Laplace, l2 Laplace;
+  :mod:`~dpsubmod.privacy.gaussian_mechanism`: Gaussian), selection
   (:mod:`~dpsubmod.privacy.selection`: exponential mechanism;
   :mod:`~dpsubmod.privacy.noisy_max`: report-noisy-max, permute-and-flip), Hedge's exponential
   weights (:mod:`~dpsubmod.privacy.weights`), the exponential mechanism over the bases of a
@@ -55,7 +56,8 @@ _WHERE = {
     "kov": ("advanced_composition", "basic_composition", "kov_composition",),
     "ledger": ("Ledger", "PrivacyReport",),
     "mechanisms": ("Mechanism",),
-    "additive": ("Gaussian", "L2Laplace", "Laplace", "gaussian", "l2_laplace", "laplace"),
+    "additive": ("L2Laplace", "Laplace", "l2_laplace", "laplace"),
+    "gaussian_mechanism": ("Gaussian", "gaussian"),
     "selection": (
         "ExponentialMechanism", "exponential_mechanism", "exponential_mechanism_probabilities",
     ),

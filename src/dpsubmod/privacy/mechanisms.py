@@ -1,9 +1,10 @@
 """The mechanism contract: a :class:`Mechanism` is built from public parameters, validated
 once, carries its privacy map and releases through one path (charge, then draw).
 
-The mechanisms live one family per module: additive noise (:class:`~.additive.Laplace`,
-:class:`~.additive.Gaussian`, :class:`~.additive.L2Laplace`) in
-:mod:`~dpsubmod.privacy.additive`; selection: the exponential mechanism
+The mechanisms live one family per module: pure-DP additive noise
+(:class:`~.additive.Laplace`, :class:`~.additive.L2Laplace`) in
+:mod:`~dpsubmod.privacy.additive`, the Gaussian mechanism (:class:`~.gaussian_mechanism.Gaussian`)
+in :mod:`~dpsubmod.privacy.gaussian_mechanism`; selection: the exponential mechanism
 (:class:`~.selection.ExponentialMechanism`) in :mod:`~dpsubmod.privacy.selection`, and
 report-noisy-max and permute-and-flip (:class:`~.noisy_max.ReportNoisyMax`,
 :class:`~.noisy_max.PermuteAndFlip`) in :mod:`~dpsubmod.privacy.noisy_max`; the batched draw of

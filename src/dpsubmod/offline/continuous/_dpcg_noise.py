@@ -16,9 +16,10 @@ from ... import privacy as mech
 from ..._validation import check_delta, check_epsilon, check_int, check_real
 from ...errors import ValidationError
 from ...privacy._inputs import _div_up, _noise_parameter
-from ...privacy.additive import Gaussian, Laplace
+from ...privacy.additive import Laplace
 from ...privacy.backends import NoiseBackend
 from ...privacy.events import PrivacyEvent
+from ...privacy.gaussian_mechanism import Gaussian
 from ...privacy.split import even_share
 from ...privacy.zcdp import rho_for_target as _rho_for_target
 from .._common import check_noise_parameter

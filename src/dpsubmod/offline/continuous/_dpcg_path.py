@@ -17,7 +17,8 @@ from ...constraints.knapsack import Knapsack
 from ...errors import ValidationError
 from ...polytopes.oracles import KnapsackPolytope, MatroidPolytope
 from ...polytopes.rounding import ConvexDecomposition, knapsack_rounding
-from ...privacy.additive import Gaussian, Laplace
+from ...privacy.additive import Laplace
+from ...privacy.gaussian_mechanism import Gaussian
 from ...privacy.ledger import Ledger
 
 
