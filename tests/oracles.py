@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 
 import numpy as np
 
@@ -464,6 +465,19 @@ def chi_square_pvalue(counts: np.ndarray, probs: np.ndarray, min_expected: float
     exp_b *= obs_b.sum() / exp_b.sum()
     return float(stats.chisquare(obs_b, exp_b).pvalue)
 
+
+
+def law_pvalue(law: dict, play: Callable[[np.random.Generator], Hashable], *, seed: int,
+               runs: int) -> float:
+    """Chi-square p-value (:func:`chi_square_pvalue`) of ``runs`` outcomes of ``play``, one
+    generator each spawned from ``seed``, against the exact ``law`` (outcome -> probability).
+    An outcome outside the law's support raises ``KeyError``."""
+    keys = sorted(law)
+    counts = dict.fromkeys(keys, 0)
+    for g in np.random.default_rng(seed).spawn(runs):
+        counts[play(g)] += 1
+    return chi_square_pvalue(np.array([counts[k] for k in keys]),
+                             np.array([law[k] for k in keys]))
 
 # ------------------------------------------------------------------------------------------------
 # Multilinear extension reference (exhaustive over all 2^n subsets).

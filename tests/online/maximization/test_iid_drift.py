@@ -31,7 +31,7 @@ from online.maximization.test_iid_privacy import (
     _HalfNoiseEpochGreedy,
     _HalfNoiseETC,
 )
-from oracles import chi_square_pvalue
+from oracles import law_pvalue
 
 EPS = 1.0
 
@@ -75,12 +75,8 @@ def test_etc_restart_exact_law(round_):
 @pytest.mark.parametrize("cls,scale", [(PrivateExploreThenCommit, 1.0), (_HalfNoiseETC, 0.5)])
 def test_etc_restart_oracle_matches_the_learner(cls, scale):
     law = _etc_restart_law(ETC_R, scale)
-    keys = sorted(law)
-    counts = dict.fromkeys(keys, 0)
-    for g in np.random.default_rng(13).spawn(3000):
-        counts[_etc_restart_play(cls, ETC_R, g)] += 1
-    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
-                             np.array([law[s] for s in keys])) > 1e-4
+    assert law_pvalue(law, lambda g: _etc_restart_play(cls, ETC_R, g), seed=13,
+                      runs=3000) > 1e-4
 
 
 def test_etc_restart_schedule_plan_and_guarantee():
@@ -144,12 +140,8 @@ def test_epoch_greedy_capped_exact_law(round_):
 def test_epoch_greedy_capped_oracle_matches_the_learner(cls, scale):
     D = [Modular([1.0, 0.0, 0.0]), *_FILL[1:]]
     law = _eg_capped_law(D, scale)
-    keys = sorted(law)
-    counts = dict.fromkeys(keys, 0)
-    for g in np.random.default_rng(17).spawn(1500):
-        counts[_eg_capped_play(cls, D, g)] += 1
-    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
-                             np.array([law[s] for s in keys])) > 1e-4
+    assert law_pvalue(law, lambda g: _eg_capped_play(cls, D, g), seed=17,
+                      runs=1500) > 1e-4
 
 
 def test_epoch_greedy_capped_schedule_and_plan():

@@ -35,7 +35,7 @@ from dpsubmod.online.maximization.epoch_greedy import _EpochMean, epoch_lengths
 from dpsubmod.online.maximization.explore_then_commit import stage_phases
 from dpsubmod.privacy.audit import exact_check
 from dpsubmod.privacy.calibration import exponential_mechanism_weight
-from oracles import chi_square_pvalue
+from oracles import law_pvalue
 
 EPS = 1.0
 
@@ -117,12 +117,8 @@ def test_epoch_greedy_oracle_matches_the_learner(cls, scale, k):
     # The oracle re-derives the learner; its own runs must follow it. 1500 runs, chi-square
     # with small cells pooled; fixed seeds, false-alarm rate 1e-4 per case.
     law = _eg_law(EG_D, k, scale)
-    keys = sorted(law)
-    counts = dict.fromkeys(keys, 0)
-    for g in np.random.default_rng(7).spawn(1500):
-        counts[_eg_play(cls, EG_D, k, g)] += 1
-    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
-                             np.array([law[s] for s in keys])) > 1e-4
+    assert law_pvalue(law, lambda g: _eg_play(cls, EG_D, k, g), seed=7,
+                      runs=1500) > 1e-4
 
 
 # -- PrivateExploreThenCommit -----------------------------------------------------------------
@@ -326,12 +322,8 @@ def test_etc_oracle_matches_the_learner(cls, scale):
     # 3000 runs of the learner itself against the quadrature law; chi-square, small cells
     # pooled; fixed seeds, false-alarm rate 1e-4 per case.
     law = _etc_law(ETC_D, 3, 2, 1, scale)
-    keys = sorted(law)
-    counts = dict.fromkeys(keys, 0)
-    for g in np.random.default_rng(11).spawn(3000):
-        counts[_etc_play(cls, ETC_D, 3, 2, 1, g)] += 1
-    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
-                             np.array([law[s] for s in keys])) > 1e-4
+    assert law_pvalue(law, lambda g: _etc_play(cls, ETC_D, 3, 2, 1, g), seed=11,
+                      runs=3000) > 1e-4
 
 
 # The default schedule, sequential halving: n = 3, k = 2, m = 1 gives stage 1 a phase of the
@@ -385,9 +377,5 @@ def test_etc_halving_oracle_matches_the_learner(cls, scale):
     # 3000 runs of the learner (default schedule) against the quadrature law of its whole
     # played sequence; chi-square, small cells pooled; false-alarm rate 1e-4 per case.
     law = _halving_law(HALVING_D, scale)
-    keys = sorted(law)
-    counts = dict.fromkeys(keys, 0)
-    for g in np.random.default_rng(12).spawn(3000):
-        counts[_etc_play(cls, HALVING_D, 3, 2, 1, g, schedule="halving")] += 1
-    assert chi_square_pvalue(np.array([counts[s] for s in keys]),
-                             np.array([law[s] for s in keys])) > 1e-4
+    assert law_pvalue(law, lambda g: _etc_play(cls, HALVING_D, 3, 2, 1, g, schedule="halving"),
+                      seed=12, runs=3000) > 1e-4
